@@ -1,0 +1,36 @@
+# Each target creates .venv when missing. Only python3 is needed on the machine.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-dev
+
+.PHONY: demo test lint bench accuracy clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	# CPU build of torch first: the [bench] extra would otherwise pull a multi-GB CUDA build.
+	$(BIN)/pip install -q "torch==2.13.0" || echo "torch not installed: bench tests will skip" >&2
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	@bash scripts/demo.sh
+
+test: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest -q -n 2 tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run_all.py
+
+accuracy: $(STAMP)
+	$(BIN)/python -m infrafit.perf.accuracy_report
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .ruff_cache

@@ -1,0 +1,3 @@
+from infrafit.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""The command line: an error shell around a pure program (HTTPie's ``main``/``program`` split).
+
+``program(argv)`` runs the typer app and lets exceptions fly; ``main()`` maps them to exit codes
+and one-line messages on stderr. Only ``--debug`` shows a traceback. Results go to stdout,
+diagnostics to stderr. Each area registers its own commands from ``infrafit.commands.*`` and
+imports its heavy modules lazily, so start-up stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from infrafit import __version__
+from infrafit.errors import EXIT_INPUT, EXIT_INTERNAL, InfrafitError
+
+app = typer.Typer(
+    name="infrafit",
+    help="Plan, price and prove the infrastructure for an AI workload.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"infrafit {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show a traceback on errors.")] = False,
+    catalog_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--catalog-dir",
+            help="Overlay your own catalog CSVs (quotes, discounts, in-house hardware). Also INFRAFIT_CATALOG.",
+        ),
+    ] = None,
+) -> None:
+    """Plan, price and prove the infrastructure for an AI workload."""
+    if debug:
+        os.environ["INFRAFIT_DEBUG"] = "1"
+    if catalog_dir is not None:
+        os.environ["INFRAFIT_CATALOG"] = str(catalog_dir)
+
+
+def _register_commands() -> None:
+    from infrafit.commands import ALL_AREAS
+
+    for register in ALL_AREAS:
+        register(app)
+
+
+_register_commands()
+
+
+def program(argv: list[str]) -> int:
+    """Run the CLI on ``argv``; raises on error (the pure program under the shell)."""
+    try:
+        app(args=argv, prog_name="infrafit", standalone_mode=True)
+    except SystemExit as exc:  # typer exits with 0, or 2 on a usage error it already printed
+        code = exc.code
+        return code if isinstance(code, int) else (0 if code is None else EXIT_INPUT)
+    return 0
+
+
+def _eprint(text: str) -> None:
+    sys.stderr.write(text.rstrip("\n") + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The error shell: exit 0 ok, 1 internal error, 2 bad input or usage, 3 no feasible option."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args or os.environ.get("INFRAFIT_DEBUG") == "1"
+    try:
+        return program(args)
+    except InfrafitError as exc:
+        if debug:
+            traceback.print_exc()
+        _eprint(f"error: {exc.message}")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _eprint("interrupted")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the shell's job is to catch everything
+        if debug:
+            traceback.print_exc()
+        _eprint(
+            f"internal error: {type(exc).__name__}: {exc}. "
+            "To fix: rerun with --debug and report the traceback; this is a bug in infrafit."
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,39 @@
+"""Shared output helpers: JSON on stdout, diagnostics on stderr, rich tables on a terminal."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from typing import Any
+
+from rich.console import Console
+
+stdout = Console(soft_wrap=False)
+stderr = Console(stderr=True)
+
+
+def _clean(value: Any) -> Any:
+    """Make a value JSON-safe: NaN/inf -> None, numpy scalars -> Python, tuples -> lists."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    if hasattr(value, "item") and callable(value.item) and not isinstance(value, str | bytes):
+        try:
+            value = value.item()
+        except (ValueError, TypeError):
+            pass
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def print_json(data: Any) -> None:
+    """Write ``data`` as indented JSON to stdout."""
+    sys.stdout.write(json.dumps(_clean(data), indent=2, sort_keys=False) + "\n")
+
+
+def note(text: str) -> None:
+    """A diagnostic line on stderr."""
+    stderr.print(text, highlight=False)

@@ -1,0 +1,9 @@
+"""Commands of the plan area (filled in by its issue)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add this area's commands to the app."""
