@@ -1,0 +1,117 @@
+"""Values passed between the performance models and the rest of infrafit.
+
+``Config`` names one configuration to estimate; ``Estimate`` is its full breakdown, whose
+``to_json()`` has the ``estimate --json`` shape of DESIGN.md section 4. Fields that do not apply are
+``None`` (``null`` in JSON). Every number is SI, every name carries its unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class SkipRow(Exception):  # noqa: N818 - a signal, not an error
+    """A validation row the models cannot predict honestly; carries the reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Config:
+    """One configuration: accelerator x count x precision x stack x parallel layout."""
+
+    accelerator: str
+    count: int
+    precision: str = "bf16"
+    stack: str | None = None  # None: the family's default stack
+    tp: int = 1
+    pp: int = 1
+    dp: int | None = None  # None: count // (tp * pp * cp)
+    ep: int = 1
+    cp: int = 1
+
+    @property
+    def data_parallel(self) -> int:
+        return self.dp if self.dp is not None else max(1, self.count // (self.tp * self.pp * self.cp))
+
+
+@dataclass(frozen=True)
+class Memory:
+    per_accelerator_bytes: float
+    capacity_bytes: float
+    weights_bytes: float
+    kv_cache_bytes: float | None = None
+    activations_bytes: float | None = None
+    optimizer_bytes: float | None = None
+    gradients_bytes: float | None = None
+
+    @property
+    def fits(self) -> bool:
+        return self.per_accelerator_bytes <= self.capacity_bytes
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    p50: float
+    p99: float
+
+
+@dataclass(frozen=True)
+class Latency:
+    ttft_s: Percentiles | None = None
+    tpot_s: Percentiles | None = None
+    e2e_s: Percentiles | None = None  # whole request (LLM) or one item/batch (non-LLM)
+
+
+@dataclass(frozen=True)
+class Server:
+    """What the rest of the box must provide so the accelerators are not starved."""
+
+    cpu_cores: float
+    ram_bytes: float
+    nvme_bytes: float
+    storage_read_bytes_per_s: float
+    network_bytes_per_s: float
+    storage_write_bytes_per_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    config: Config
+    stack: str
+    fits: bool
+    memory: Memory
+    throughput: dict[str, float]  # keys carry units: output_tokens_per_s, requests_per_s, samples_per_s ...
+    latency: Latency
+    server: Server | None
+    bottleneck: str  # e.g. "hbm_bandwidth", "compute", "scaleup_link", "kv_capacity", "host_cpu", "storage"
+    breakdown: dict[str, Any] = field(default_factory=dict)  # roofline terms, time shares, the "why"
+    time_to_train_s: float | None = None
+    notes: tuple[str, ...] = ()  # e.g. "fp4 not native on H100: fell back to fp8"
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``estimate --json`` shape of DESIGN.md section 4."""
+        c = self.config
+        return {
+            "accelerator": c.accelerator,
+            "count": c.count,
+            "precision": c.precision,
+            "stack": self.stack,
+            "parallelism": {"tp": c.tp, "pp": c.pp, "dp": c.data_parallel, "ep": c.ep, "cp": c.cp},
+            "fits": self.fits,
+            "memory": asdict(self.memory),
+            "throughput": dict(self.throughput),
+            "latency": {
+                "ttft_s": asdict(self.latency.ttft_s) if self.latency.ttft_s else None,
+                "tpot_s": asdict(self.latency.tpot_s) if self.latency.tpot_s else None,
+                "e2e_s": asdict(self.latency.e2e_s) if self.latency.e2e_s else None,
+            },
+            "time_to_train_s": self.time_to_train_s,
+            "server": asdict(self.server) if self.server else None,
+            "bottleneck": self.bottleneck,
+            "breakdown": self.breakdown,
+            "notes": list(self.notes),
+        }
