@@ -1,0 +1,151 @@
+"""Render a plan dict for people: a terminal table, Markdown for wikis, one self-contained HTML file.
+
+The plan dict is the ``plan --json`` shape (DESIGN.md section 4). Renderers only format: every
+number comes from the plan, none is computed here.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+from infrafit.errors import InputError
+from infrafit.units import fmt_bytes, fmt_duration, fmt_usd
+
+
+def _perf_summary(option: dict[str, Any]) -> str:
+    perf = option.get("performance") or {}
+    lat = perf.get("latency") or {}
+    parts = []
+    if lat.get("ttft_s"):
+        parts.append(f"TTFT p99 {fmt_duration(lat['ttft_s']['p99'])}")
+    if lat.get("tpot_s"):
+        parts.append(f"TPOT p99 {fmt_duration(lat['tpot_s']['p99'])}")
+    if lat.get("e2e_s") and not lat.get("ttft_s"):
+        parts.append(f"latency p99 {fmt_duration(lat['e2e_s']['p99'])}")
+    if perf.get("time_to_train_s"):
+        parts.append(f"train {fmt_duration(perf['time_to_train_s'])}")
+    return ", ".join(parts) or "-"
+
+
+def option_rows(plan: dict[str, Any]) -> list[dict[str, str]]:
+    """One row of display strings per ranked option."""
+    rows = []
+    for o in plan.get("options", []):
+        cost = o.get("cost") or {}
+        perf = o.get("performance") or {}
+        rows.append({
+            "#": str(o["rank"]),
+            "hardware": f"{o['count']}x {o['accelerator']} ({o.get('precision')}, {o.get('stack')})",
+            "deployment": f"{o['deployment']} · {o.get('provider') or '-'} · {o.get('region') or '-'}",
+            "monthly": fmt_usd(cost.get("monthly_usd") or 0.0),
+            "TCO": f"{fmt_usd(cost.get('tco_usd') or 0.0)} / {cost.get('horizon_months')} mo",
+            "performance": _perf_summary(o),
+            "bottleneck": str(perf.get("bottleneck") or "-"),
+        })
+    return rows
+
+
+def render_terminal(plan: dict[str, Any], console: Any) -> None:
+    """A rich table of the ranked options, then the why, risks and exclusions."""
+    from rich.table import Table
+
+    rows = option_rows(plan)
+    table = Table(title=f"infrafit plan: {plan['workload'].get('name', '')}", show_lines=False)
+    for col in ("#", "hardware", "deployment", "monthly", "TCO", "performance", "bottleneck"):
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*row.values())
+    console.print(table)
+    for o in plan.get("options", []):
+        console.print(f"[bold]#{o['rank']}[/bold] why: " + "; ".join(o.get("why", [])), highlight=False)
+        if o.get("risks"):
+            console.print("    risks: " + "; ".join(o["risks"]), highlight=False)
+    if plan.get("excluded"):
+        console.print("[bold]Excluded[/bold]")
+        for e in plan["excluded"]:
+            console.print(f"  - {e['what']}: {e['reason']}", highlight=False)
+    console.print(f"Prices retrieved {plan.get('catalog_retrieved_on', '?')}; "
+                  f"{plan.get('evaluated', 0):,} configurations evaluated.", highlight=False)
+
+
+def render_markdown(plan: dict[str, Any]) -> str:
+    """The plan as Markdown for a wiki page."""
+    rows = option_rows(plan)
+    lines = [f"# infrafit plan: {plan['workload'].get('name', '')}", ""]
+    lines.append(f"Objective: **{plan.get('objective', 'cost')}**. Prices retrieved "
+                 f"{plan.get('catalog_retrieved_on', '?')}. {plan.get('evaluated', 0):,} configurations evaluated.")
+    lines.append("")
+    if rows:
+        header = list(rows[0].keys())
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "---|" * len(header))
+        for row in rows:
+            lines.append("| " + " | ".join(v.replace("|", "\\|") for v in row.values()) + " |")
+        lines.append("")
+    for o in plan.get("options", []):
+        lines.append(f"## #{o['rank']}: {o['count']}x {o['accelerator']}, {o['deployment']}")
+        lines.extend(f"- {w}" for w in o.get("why", []))
+        if o.get("risks"):
+            lines.append("")
+            lines.append("Risks:")
+            lines.extend(f"- {r}" for r in o["risks"])
+        breakdown = (o.get("cost") or {}).get("breakdown") or {}
+        if breakdown:
+            lines.append("")
+            lines.append("| cost item | monthly |")
+            lines.append("|---|---|")
+            lines.extend(f"| {k.removesuffix('_usd')} | {fmt_usd(v)} |" for k, v in breakdown.items() if v)
+        mem = (o.get("performance") or {}).get("memory") or {}
+        if mem:
+            lines.append("")
+            lines.append(f"Memory per accelerator: {fmt_bytes(mem.get('per_accelerator_bytes') or 0)} of "
+                         f"{fmt_bytes(mem.get('capacity_bytes') or 0)}.")
+        lines.append("")
+    if plan.get("excluded"):
+        lines.append("## Excluded")
+        lines.extend(f"- **{e['what']}**: {e['reason']}" for e in plan["excluded"])
+        lines.append("")
+    return "\n".join(lines)
+
+
+def render_html(plan: dict[str, Any]) -> str:
+    """One self-contained HTML file: plotly embedded inline, nothing fetched."""
+    from infrafit.report.figures import ALL_FIGURES
+
+    figures = [f(plan) for f in ALL_FIGURES]
+    body = []
+    first = True
+    for fig in figures:
+        if fig is None:
+            continue
+        body.append(fig.to_html(full_html=False, include_plotlyjs=True if first else False))
+        first = False
+    md = render_markdown(plan)
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        f"<title>infrafit plan: {html.escape(str(plan['workload'].get('name', '')))}</title>"
+        "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
+        "pre{white-space:pre-wrap;background:#f6f8fa;padding:1em;border-radius:6px}</style></head><body>"
+        f"<pre>{html.escape(md)}</pre>" + "".join(body) + "</body></html>"
+    )
+
+
+def write_report(plan: dict[str, Any], path: Path) -> None:
+    """Write ``path`` as HTML or Markdown by its suffix; atomically (no half-written report)."""
+    suffix = path.suffix.lower()
+    if suffix in (".html", ".htm"):
+        text = render_html(plan)
+    elif suffix in (".md", ".markdown"):
+        text = render_markdown(plan)
+    else:
+        raise InputError(f"--report {path}: unknown report type {suffix or '(none)'!r}",
+                         fix="name the file with .html or .md")
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise InputError(f"cannot write report {path}: {exc.strerror}",
+                         fix="choose a writable path for --report") from None
