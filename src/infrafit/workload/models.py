@@ -1,0 +1,162 @@
+"""The model library: look up architectures by library id, alias or Hugging Face id.
+
+``get_model("nvidia/Llama-3.1-8B-Instruct-FP8")`` -> the ``llama3.1-8b`` architecture with
+``default_precision="fp8"``.  Variant suffixes (``-Instruct``, ``-chat-hf``, ``-it``, ``-FP8``,
+``-NVFP4``, ...) resolve to the base architecture; a precision suffix sets ``default_precision``.
+The library lives in ``data/models.yaml``; nothing here reads tests/ or the network.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from infrafit.errors import InputError, suggest
+from infrafit.workload.arch import ModelArch
+from infrafit.workload.hf_config import from_hf_config
+
+#: suffixes that name a precision, longest first (matched on the normalised key's end)
+_PRECISION_SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("nvfp4", "fp4"), ("mxfp4", "fp4"), ("fp4", "fp4"), ("fp8dynamic", "fp8"), ("fp8", "fp8"),
+    ("w4a16", "int4"), ("w8a8", "int8"), ("awq", "int4"), ("gptq", "int4"), ("int4", "int4"),
+    ("int8", "int8"), ("bf16", "bf16"), ("fp16", "fp16"),
+)
+#: variant suffixes that keep the architecture (instruction tuning, chat, packaging)
+_VARIANT_SUFFIXES: tuple[str, ...] = (
+    "instruct", "chat", "hf", "it", "base", "pt", "uncased", "cased", "v0.1", "v0.3", "2507",
+    "thinking", "reasoning", "ptq", "quantized", "modelopt", "nvidia",
+)
+
+
+def _key(name: str) -> str:
+    """Normalise a name: lower case, without an org prefix, ``meta-`` or separators (dots kept)."""
+    n = name.strip().lower().rsplit("/", 1)[-1]
+    n = n.removeprefix("meta-")
+    return re.sub(r"[^a-z0-9.]", "", n)
+
+
+def _tokens(name: str) -> list[str]:
+    n = name.strip().lower().rsplit("/", 1)[-1].removeprefix("meta-")
+    return [t for t in re.split(r"[-_ ]+", n) if t]
+
+
+@lru_cache(maxsize=1)
+def _library() -> tuple[dict[str, ModelArch], dict[str, str]]:
+    """(models by id, index from normalised keys -> id)."""
+    text = resources.files("infrafit.workload").joinpath("data/models.yaml").read_text(encoding="utf-8")
+    entries = yaml.safe_load(text) or []
+    models: dict[str, ModelArch] = {}
+    index: dict[str, str] = {}
+    for e in entries:
+        e = dict(e)
+        e.pop("config_file", None)  # provenance only
+        m = ModelArch(**e)
+        if m.id in models:
+            raise ValueError(f"duplicate model id {m.id!r} in models.yaml")
+        models[m.id] = m
+        for name in (m.id, m.name, m.hf_id, *m.aliases):
+            if not name:
+                continue
+            for k in {name.strip().lower(), _key(name)}:
+                if index.get(k, m.id) != m.id:
+                    raise ValueError(f"models.yaml: {name!r} names both {index[k]!r} and {m.id!r}")
+                index[k] = m.id
+    return models, index
+
+
+def list_models() -> list[ModelArch]:
+    """Every architecture in the library, in file order."""
+    return list(_library()[0].values())
+
+
+def model_ids() -> list[str]:
+    return list(_library()[0])
+
+
+def _lookup(name: str) -> tuple[str | None, str | None]:
+    """(library id, precision from a suffix) or (None, None)."""
+    models, index = _library()
+    full = name.strip().lower()
+    if full in index:
+        return index[full], None
+    toks = _tokens(name)
+    precision: str | None = None
+    while toks:
+        k = _key("-".join(toks))
+        if k in index:
+            return index[k], precision
+        last = toks[-1]
+        hit = next((p for s, p in _PRECISION_SUFFIXES if last == s), None)
+        if hit:
+            precision = precision or hit
+        elif last not in _VARIANT_SUFFIXES:
+            return None, None
+        toks = toks[:-1]
+    return None, None
+
+
+def _unknown(name: str) -> InputError:
+    models, index = _library()
+    choices = list(models) + [m.hf_id for m in models.values() if m.hf_id]
+    return InputError(
+        f"unknown model {name!r}{suggest(name, choices) or suggest(_key(name), list(index))}",
+        fix="use a library id (`infrafit catalog models` lists them), a Hugging Face id of a listed "
+        "model, or `model: {config: path/to/config.json}`",
+    )
+
+
+def get_model(name: str) -> ModelArch:
+    """The library architecture for a library id, alias or Hugging Face id.
+
+    A precision suffix (``-FP8``, ``-NVFP4``, ``-AWQ``...) sets ``default_precision``.  Raises
+    InputError with close-match suggestions for unknown names."""
+    if not isinstance(name, str) or not name.strip():
+        raise InputError("empty model name", fix="name a model, e.g. `llama3.1-70b`")
+    mid, precision = _lookup(name)
+    if mid is None:
+        raise _unknown(name)
+    m = _library()[0][mid]
+    return m.model_copy(update={"default_precision": precision}) if precision else m
+
+
+def _config_candidates(name: str, folder: Path) -> list[Path]:
+    stem = name.strip().replace("/", "--")
+    return [folder / f"{stem}.json", folder / f"{stem}_config.json", folder / stem / "config.json"]
+
+
+def resolve_model(name: str, model_configs_dir: str | Path | None = None) -> ModelArch:
+    """Library first (``get_model``); then ``<org>--<name>.json`` in ``model_configs_dir``; then
+    ``name`` itself as a path to a config.json.  Raises InputError when nothing matches."""
+    try:
+        return get_model(name)
+    except InputError as err:
+        library_error = err
+    candidates: list[Path] = []
+    if model_configs_dir is not None:
+        candidates += _config_candidates(name, Path(model_configs_dir))
+    if str(name).endswith(".json"):
+        candidates.append(Path(name))
+    for p in candidates:
+        if p.is_file():
+            return from_hf_config(p, model_id=name)
+    raise library_error
+
+
+def model_row(m: ModelArch) -> dict[str, Any]:
+    """One row of the library table (SI units: counts and bytes)."""
+    return {
+        "id": m.id, "name": m.name, "kind": m.kind, "params_total": m.params_total(),
+        "params_active": m.params_active(), "kv_bytes_per_token_bf16": m.kv_bytes_per_token("bf16"),
+        "kv_bytes_per_token_fp8": m.kv_bytes_per_token("fp8"), "default_precision": m.default_precision,
+        "hf_id": m.hf_id, "source": m.source,
+    }
+
+
+def model_table() -> list[dict[str, Any]]:
+    """The library as rows for ``infrafit catalog models``."""
+    return [model_row(m) for m in list_models()]
