@@ -76,6 +76,8 @@ class Server:
     storage_read_bytes_per_s: float
     network_bytes_per_s: float
     storage_write_bytes_per_s: float | None = None
+    bottleneck: str | None = None  # "host_cpu", "host_ram", "storage_read", "storage_write", "network", "accelerator"
+    reasons: tuple[str, ...] = ()  # the numbers behind the verdict, binding resource first
 
 
 @dataclass(frozen=True)
@@ -115,3 +117,13 @@ class Estimate:
             "breakdown": self.breakdown,
             "notes": list(self.notes),
         }
+
+
+@dataclass
+class ValidateContext:
+    """What row predictors share during one ``validate`` run: the catalog, where model configs
+    live, and caches (resolved models, prepared shapes) keyed as each predictor likes."""
+
+    catalog: Any
+    model_configs_dir: str | None = None
+    cache: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,227 @@
+"""LLM inference: prefill and decode rooflines, continuous batching, TTFT/TPOT with queueing.
+
+Everything works on numpy arrays of configurations (``Setup``): one model (``LLMShape``), many
+accelerators x layouts x precisions x concurrencies at once.
+
+The ladder (each step a small function below):
+
+1. *Decode step* at batch B (one new token for each of B sequences): GEMMs read the dense weights
+   once and the routed experts the batch touches (``E (1 - (1 - k/E)^B)`` per layer) and do
+   ``2 x active params`` FLOPs per token; attention reads each sequence's KV cache and does
+   ``attn_flops_per_context_token x context`` FLOPs. Each op class is a roofline (time = max of
+   compute and memory), plus a fixed per-step overhead of the serving stack (kernel launches,
+   scheduler), plus tensor-parallel all-reduces (2 per layer; Megatron-LM, Shoeybi et al. 2019) and
+   expert-parallel all-to-alls (dispatch + combine per MoE layer; GShard, Lepikhin et al. 2020).
+2. *Prefill* of L tokens: compute-bound GEMMs (``2 x active params x L``) and causal attention
+   (``attn_flops x L^2 / 2``), plus the weights read once and the all-reduces of L activations.
+3. *Continuous batching* in steady state at concurrency C (Orca, Yu et al. OSDI 2022; chunked
+   prefill, Sarathi-Serve, Agrawal et al. OSDI 2024): each decode step carries C sequences, and
+   C / OSL new requests per step on average, whose prefill compute is mixed into the steps. TPOT =
+   decode step + amortised prefill share; TTFT = the prefill, the step it joins and the queueing
+   delay of the prefills of other arriving requests (M/D/1 at the prefill utilisation; its p99 from
+   the exponential tail of the wait, Kingman 1962).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from infrafit.perf.core import (
+    all_to_all_time_s,
+    expected_distinct_experts,
+    exponential_tail_factor,
+    md1_wait_s,
+    ring_allreduce_time_s,
+)
+from infrafit.perf.llm_shape import LLMShape
+
+ACTIVATION_BYTES = 2.0  # activations travel in 16-bit between GPUs (TensorRT-LLM, vLLM, SGLang defaults)
+P99_TAIL = exponential_tail_factor(0.99)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Arrays (broadcastable) describing many configurations of one model."""
+
+    peak_flops_per_s: np.ndarray  # per chip, at the GEMM compute precision
+    attn_flops_per_s: np.ndarray  # per chip, at the attention compute precision (16-bit or fp8)
+    memory_bytes_per_s: np.ndarray
+    memory_bytes: np.ndarray
+    link_bytes_per_s: np.ndarray  # per chip, one direction, of the link the collectives use
+    link_latency_s: np.ndarray
+    tp: np.ndarray
+    pp: np.ndarray
+    adp: np.ndarray  # attention data-parallel groups inside one instance
+    ep: np.ndarray
+    weight_bytes_per_element: np.ndarray
+    kv_bytes_per_element: np.ndarray
+    eff_prefill_gemm: np.ndarray
+    eff_decode_gemm: np.ndarray
+    eff_memory: np.ndarray
+    eff_attention: np.ndarray
+    step_overhead_s: np.ndarray
+    prefill_overhead_s: np.ndarray
+    memory_reserve_fraction: np.ndarray
+
+    @property
+    def gpus(self) -> np.ndarray:
+        return self.tp * self.pp * self.adp
+
+    def take(self, index: np.ndarray) -> Setup:
+        """The configurations at ``index`` (fields must already be full arrays)."""
+        return replace(self, **{f.name: np.asarray(getattr(self, f.name))[index] for f in fields(self)})
+
+    def broadcast(self) -> Setup:
+        arrays = np.broadcast_arrays(*(np.asarray(getattr(self, f.name), dtype=float) for f in fields(self)))
+        return replace(self, **{f.name: a for f, a in zip(fields(self), arrays, strict=True)})
+
+
+def weight_bytes_per_gpu(shape: LLMShape, s: Setup) -> np.ndarray:
+    """Weights held by one chip: dense part split over TP x PP, experts over all chips of the instance."""
+    dense = (shape.params_total - shape.expert_params_total) * s.weight_bytes_per_element / (s.tp * s.pp)
+    experts = shape.expert_params_total * s.weight_bytes_per_element / s.gpus
+    return dense + experts
+
+
+def kv_shards(shape: LLMShape, s: Setup) -> np.ndarray:
+    """Ways one sequence's KV cache splits: TP up to the KV-head count (replicated beyond), times PP."""
+    return np.minimum(s.tp, shape.kv_shards_max) * s.pp
+
+
+def max_concurrency(shape: LLMShape, s: Setup, context_tokens: np.ndarray) -> np.ndarray:
+    """Sequences of ``context_tokens`` whose KV cache fits next to the weights (per instance).
+
+    Free memory = capacity x (1 - reserve) - weights; the reserve covers activations, CUDA graphs
+    and allocator fragmentation (vLLM's ``gpu_memory_utilization`` default 0.9 leaves 10%).
+    """
+    free = s.memory_bytes * (1.0 - s.memory_reserve_fraction) - weight_bytes_per_gpu(shape, s)
+    per_seq = shape.kv_elements(context_tokens) * s.kv_bytes_per_element / kv_shards(shape, s)
+    per_seq = per_seq * shape.beam_width
+    return np.floor(np.maximum(free, 0.0) / np.maximum(per_seq, 1e-9) * s.adp)
+
+
+def _collectives_s(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:
+    """TP all-reduces (2 per layer) of the group's tokens, EP all-to-alls (2 per MoE layer)."""
+    tokens_per_group = tokens / s.adp
+    msg = tokens_per_group * shape.hidden_size * ACTIVATION_BYTES
+    t_tp = 2.0 * shape.num_layers * ring_allreduce_time_s(msg, s.tp, s.link_bytes_per_s, s.link_latency_s)
+    moe_ranks = np.where(shape.is_moe, np.maximum(s.ep, s.adp), 1.0)
+    per_rank = tokens / s.gpus * shape.experts_per_token * shape.hidden_size * ACTIVATION_BYTES
+    t_ep = 2.0 * shape.num_moe_layers * all_to_all_time_s(per_rank, moe_ranks, s.link_bytes_per_s, s.link_latency_s)
+    return t_tp + t_ep
+
+
+def _gemm_flops_per_gpu(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:
+    dense = 2.0 * tokens / s.adp * shape.dense_matmul_params / (s.tp * s.pp)
+    routed = 2.0 * tokens * shape.experts_per_token * shape.expert_params * shape.num_moe_layers / s.gpus
+    return dense + routed
+
+
+def _gemm_weight_bytes_per_gpu(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:
+    dense = shape.dense_matmul_params * s.weight_bytes_per_element / (s.tp * s.pp)
+    touched = expected_distinct_experts(shape.num_experts, shape.experts_per_token, tokens)
+    routed = shape.num_moe_layers * touched * shape.expert_params * s.weight_bytes_per_element / s.gpus
+    return dense + np.where(shape.is_moe, routed, 0.0)
+
+
+def decode_step(shape: LLMShape, s: Setup, batch: np.ndarray, context_tokens: np.ndarray) -> dict[str, np.ndarray]:
+    """One decode step of ``batch`` sequences at mean ``context_tokens``: time and its terms."""
+    seqs = batch * shape.beam_width
+    gemm_flops = _gemm_flops_per_gpu(shape, s, seqs)
+    gemm_bytes = _gemm_weight_bytes_per_gpu(shape, s, seqs)
+    t_gemm_c = gemm_flops / (s.peak_flops_per_s * s.eff_decode_gemm)
+    t_gemm_m = gemm_bytes / (s.memory_bytes_per_s * s.eff_memory)
+    seqs_group = seqs / s.adp
+    kv_bytes = seqs_group * shape.kv_elements(context_tokens) * s.kv_bytes_per_element / kv_shards(shape, s)
+    attn_flops = seqs_group * shape.attn_flops(context_tokens) / (s.tp * s.pp)
+    t_attn_c = attn_flops / (s.attn_flops_per_s * s.eff_attention)
+    t_attn_m = kv_bytes / (s.memory_bytes_per_s * s.eff_memory)
+    t_comm = _collectives_s(shape, s, seqs)
+    t_gemm = np.maximum(t_gemm_c, t_gemm_m)
+    t_attn = np.maximum(t_attn_c, t_attn_m)
+    total = t_gemm + t_attn + t_comm + s.step_overhead_s
+    return {
+        "time_s": total, "gemm_s": t_gemm, "gemm_compute_s": t_gemm_c, "gemm_memory_s": t_gemm_m,
+        "attention_s": t_attn, "attention_compute_s": t_attn_c, "kv_read_s": t_attn_m,
+        "collectives_s": t_comm, "overhead_s": s.step_overhead_s * np.ones_like(total),
+    }
+
+
+def prefill_compute_s(shape: LLMShape, s: Setup, tokens: np.ndarray, prompt_tokens: np.ndarray) -> np.ndarray:
+    """Compute time of ``tokens`` prefill tokens of prompts of ``prompt_tokens`` (weights not counted).
+
+    Causal attention over a prompt of L tokens touches ``L^2 / 2`` (query, key) pairs. This is the
+    marginal cost of prefill mixed into decode steps (the weights are being read anyway).
+    """
+    gemm = _gemm_flops_per_gpu(shape, s, tokens) * s.adp  # one prompt runs in one attention group
+    attn = tokens * shape.attn_flops(prompt_tokens / 2.0) / (s.tp * s.pp)
+    t = gemm / (s.peak_flops_per_s * s.eff_prefill_gemm) + attn / (s.attn_flops_per_s * s.eff_attention)
+    return t + _collectives_s(shape, s, tokens * s.adp)
+
+
+def prefill_alone_s(shape: LLMShape, s: Setup, prompt_tokens: np.ndarray) -> np.ndarray:
+    """A prompt's prefill on an otherwise idle instance: compute vs weights read once, plus overhead."""
+    t_c = prefill_compute_s(shape, s, prompt_tokens, prompt_tokens)
+    t_w = _gemm_weight_bytes_per_gpu(shape, s, prompt_tokens) / (s.memory_bytes_per_s * s.eff_memory)
+    return np.maximum(t_c, t_w) + s.prefill_overhead_s
+
+
+@dataclass(frozen=True)
+class Serving:
+    """Steady state of one instance at a concurrency (arrays)."""
+
+    ttft_p50_s: np.ndarray
+    ttft_p99_s: np.ndarray
+    tpot_p50_s: np.ndarray
+    tpot_p99_s: np.ndarray
+    requests_per_s: np.ndarray  # per instance
+    output_tokens_per_s: np.ndarray  # per instance
+    decode_step_s: np.ndarray
+    prefill_share_s: np.ndarray
+    prefill_utilisation: np.ndarray
+
+
+def serve(
+    shape: LLMShape, s: Setup, concurrency: np.ndarray, input_tokens: np.ndarray, output_tokens: np.ndarray
+) -> Serving:
+    """Continuous batching at ``concurrency`` requests in flight per instance (closed loop)."""
+    c = np.maximum(np.asarray(concurrency, dtype=float), 1.0)
+    osl = np.maximum(np.asarray(output_tokens, dtype=float), 1.0)
+    isl = np.asarray(input_tokens, dtype=float)
+    step = decode_step(shape, s, c, isl + osl / 2.0)["time_s"]
+    p_alone = prefill_alone_s(shape, s, isl)
+    p_mixed = prefill_compute_s(shape, s, isl, isl)
+    # C / OSL prompts join the batch per step; at C = 1 there is no other request to mix with.
+    share = np.where(c > 1, (c / osl) * p_mixed, 0.0)
+    tpot = step + share
+    # The new request's own prefill, then the step it joins; other prompts arriving meanwhile queue.
+    lifetime = p_alone + step + (osl - 1.0) * tpot
+    rate = c / lifetime
+    rho = np.where(c > 1, rate * p_mixed * (c - 1) / c, 0.0)
+    wait = md1_wait_s(rho, p_mixed)
+    ttft50 = p_alone + np.where(c > 1, 0.5 * step, 0.0) + wait * np.log(2.0)
+    ttft99 = p_alone + np.where(c > 1, step, 0.0) + wait * P99_TAIL
+    lifetime = ttft50 + (osl - 1.0) * tpot
+    rate = c / lifetime
+    # per-request TPOT varies with how many prompts land during its OSL steps (Poisson count)
+    jitter = np.sqrt(np.maximum(c / osl, 0.0) / osl) * p_mixed * 2.33 * np.sqrt(osl)
+    return Serving(
+        ttft_p50_s=ttft50, ttft_p99_s=ttft99, tpot_p50_s=tpot, tpot_p99_s=tpot + jitter / np.sqrt(osl),
+        requests_per_s=rate, output_tokens_per_s=rate * osl, decode_step_s=step, prefill_share_s=share,
+        prefill_utilisation=rho,
+    )
+
+
+def static_batch_e2e_s(
+    shape: LLMShape, s: Setup, batch: np.ndarray, input_tokens: np.ndarray, output_tokens: np.ndarray
+) -> np.ndarray:
+    """End-to-end time of one static batch: prefill all prompts together, then ``osl`` decode steps."""
+    b = np.maximum(np.asarray(batch, dtype=float), 1.0)
+    isl = np.asarray(input_tokens, dtype=float)
+    osl = np.maximum(np.asarray(output_tokens, dtype=float), 1.0)
+    t_c = prefill_compute_s(shape, s, b * isl, isl)
+    t_w = _gemm_weight_bytes_per_gpu(shape, s, b * isl) / (s.memory_bytes_per_s * s.eff_memory)
+    prefill = np.maximum(t_c, t_w) + s.prefill_overhead_s
+    return prefill + (osl - 1.0) * decode_step(shape, s, b, isl + osl / 2.0)["time_s"]

@@ -1,0 +1,141 @@
+"""Turn configurations (accelerator, precision, stack, layout) into the arrays of ``llm.Setup``.
+
+Precision rules (what runs at which width):
+
+- ``bf16``/``fp16``/``fp32``: weights, GEMMs and KV at that width (bf16 falls back to fp16 on
+  chips without bf16, e.g. Turing).
+- ``fp8``: weights and GEMMs in fp8 (FP8 W8A8 as TensorRT-LLM/vLLM/SGLang run it) with an fp8 KV
+  cache; on chips without fp8 the weights stay fp8-sized only where a weight-only kernel exists, so
+  we fall back to 16-bit and say so.
+- ``fp4``: NVFP4/MXFP4 weights and GEMMs on chips with fp4 tensor cores; fp8 elsewhere (noted).
+- ``int8``: W8A8 on chips with int8 tensor throughput, otherwise weight-only int8 with 16-bit math.
+- ``int4``: weight-only (AWQ/GPTQ/Marlin): 4-bit weights, 16-bit math, 16-bit KV.
+
+Attention runs at 16-bit peak (FlashAttention-2/3 in bf16), or fp8 when the KV cache is fp8 and
+the chip has fp8.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from infrafit.perf.llm import Setup
+from infrafit.perf.profiles import Profiles, load_profiles
+from infrafit.units import bytes_per_element
+
+FALLBACK = {"fp4": "fp8", "fp8": "bf16", "int8": "bf16", "bf16": "fp16", "fp16": "fp32", "fp32": "fp32"}
+DEFAULT_STACK_BY_VENDOR = {"NVIDIA": "tensorrt-llm", "AMD": "vllm", "Google": "jetstream", "Intel": "pytorch",
+                           "AWS": "neuron"}
+
+
+@dataclass(frozen=True)
+class PrecisionPlan:
+    requested: str
+    weight: str
+    gemm: str
+    kv: str
+    attention: str
+    notes: tuple[str, ...] = ()
+
+
+def _native(acc: Any, precision: str) -> str:
+    """The nearest precision at or above ``precision`` that ``acc`` runs natively."""
+    p = precision
+    while acc.peak(p) <= 0 and p != "fp32":
+        p = FALLBACK[p]
+    return p
+
+
+def plan_precision(acc: Any, precision: str) -> PrecisionPlan:
+    """Decide weight, GEMM, KV and attention precision on ``acc`` (see the module docstring)."""
+    notes: list[str] = []
+    sixteen = _native(acc, "bf16")
+    if precision == "int4":
+        return PrecisionPlan(precision, "int4", sixteen, sixteen, sixteen,
+                             ("int4 is weight-only: 4-bit weights, 16-bit math",))
+    if precision == "int8" and acc.peak("int8") <= 0:
+        return PrecisionPlan(precision, "int8", sixteen, sixteen, sixteen,
+                             (f"{acc.id} has no int8 tensor math: weight-only int8 with {sixteen} math",))
+    gemm = _native(acc, precision)
+    if gemm != precision:
+        notes.append(f"{precision} is not native on {acc.id}: fell back to {gemm}")
+    weight = gemm if gemm != "fp32" or precision == "fp32" else sixteen
+    kv = "fp8" if weight in ("fp8", "fp4") and acc.peak("fp8") > 0 else sixteen
+    attention = "fp8" if kv == "fp8" else sixteen
+    return PrecisionPlan(precision, weight, gemm, kv, attention, tuple(notes))
+
+
+def default_stack(acc: Any) -> str:
+    if getattr(acc, "kind", "gpu") == "cpu":
+        return "pytorch"
+    return DEFAULT_STACK_BY_VENDOR.get(getattr(acc, "vendor", ""), "vllm")
+
+
+def link_for(acc: Any, gpus: int, profiles: Profiles, stack: str) -> tuple[float, float, str]:
+    """``(bytes_per_s, hop_latency_s, name)`` of the link an instance of ``gpus`` chips talks over."""
+    gen = acc.generation
+    up_lat = profiles.value(gen, stack, "*", "scaleup", "link_latency")
+    out_lat = profiles.value(gen, stack, "*", "scaleout", "link_latency")
+    if gpus <= 1:
+        return max(acc.scaleup_bytes_per_s, 1.0), up_lat, "none"
+    if acc.scaleup_bytes_per_s > 0 and gpus <= acc.scaleup_domain_size:
+        return acc.scaleup_bytes_per_s, up_lat, "scaleup"
+    if gpus <= 8 and getattr(acc, "host_bytes_per_s", 0) > 0:
+        return acc.host_bytes_per_s / 2.0, out_lat, "pcie"  # peer traffic crosses the host bridge
+    return max(acc.scaleout_bytes_per_s, 1.0), out_lat, "scaleout"
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    """One configuration to set up: an accelerator object and the serving choices."""
+
+    acc: Any
+    precision: str
+    stack: str
+    tp: int = 1
+    pp: int = 1
+    adp: int = 1
+    ep: int = 1
+
+
+EFFICIENCY_FIELDS = {  # Setup field -> (phase, op_class) of its profile lookup
+    "eff_prefill_gemm": ("prefill", "gemm"), "eff_decode_gemm": ("decode", "gemm"),
+    "eff_memory": ("decode", "memory"), "eff_attention": ("*", "attention"),
+    "step_overhead_s": ("decode", "step_overhead"), "prefill_overhead_s": ("prefill", "request_overhead"),
+    "memory_reserve_fraction": ("*", "memory_reserve"),
+}
+
+
+def build_setup(
+    rows: Sequence[ConfigRow], profiles: Profiles | None = None
+) -> tuple[Setup, list[PrecisionPlan], dict[str, np.ndarray]]:
+    """Arrays of ``Setup`` for ``rows`` (one entry per row), the precision plan of each, and for each
+    efficiency field the index of the profile row it came from (what the fitting script varies)."""
+    prof = profiles or load_profiles()
+    cols: dict[str, list[float]] = {k: [] for k in Setup.__dataclass_fields__}
+    sources: dict[str, list[int]] = {k: [] for k in EFFICIENCY_FIELDS}
+    plans = []
+    for r in rows:
+        plan = plan_precision(r.acc, r.precision)
+        plans.append(plan)
+        gen, st = r.acc.generation, r.stack
+        bw, lat, _ = link_for(r.acc, r.tp * r.pp * r.adp, prof, st)
+
+        for fld, (phase, op) in EFFICIENCY_FIELDS.items():
+            sources[fld].append(prof.index(gen, st, plan.gemm, phase, op))
+        values = {
+            "peak_flops_per_s": r.acc.peak(plan.gemm), "attn_flops_per_s": r.acc.peak(plan.attention),
+            "memory_bytes_per_s": r.acc.memory_bytes_per_s, "memory_bytes": r.acc.memory_bytes,
+            "link_bytes_per_s": bw, "link_latency_s": lat, "tp": r.tp, "pp": r.pp, "adp": r.adp, "ep": r.ep,
+            "weight_bytes_per_element": bytes_per_element(plan.weight),
+            "kv_bytes_per_element": bytes_per_element(plan.kv),
+            **{fld: prof.rows[sources[fld][-1]].value for fld in EFFICIENCY_FIELDS},
+        }
+        for k, val in values.items():
+            cols[k].append(float(val))
+    setup = Setup(**{k: np.asarray(v, dtype=float) for k, v in cols.items()})
+    return setup, plans, {k: np.asarray(v, dtype=int) for k, v in sources.items()}

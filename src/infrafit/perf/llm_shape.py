@@ -1,0 +1,81 @@
+"""The few numbers of a decoder LLM that its inference cost depends on.
+
+``LLMShape`` condenses a ``ModelArch`` (``infrafit.workload.arch``) into what the rooflines need:
+parameters split into the part every token reads (attention, dense FFN, shared experts, LM head)
+and the routed experts (read only when some token of the batch picks them), the KV cache per token,
+and the attention FLOPs per token per context token. Every figure comes from the model library's
+own ladder (``params_total``, ``expert_params_total``, ``matmul_params_per_token_active``,
+``kv_bytes``, ``flops_per_token_parts``), so windows, MLA, sparse indexers and linear attention are
+counted once, there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class LLMShape:
+    model_id: str
+    num_layers: int
+    hidden_size: int
+    params_total: float
+    #: matmul parameters every token reads (attention, dense FFN, shared experts, router, LM head)
+    dense_matmul_params: float
+    #: parameters of one routed expert in one layer (0 for dense models)
+    expert_params: float
+    num_moe_layers: int
+    num_experts: int
+    experts_per_token: int
+    #: ways the KV cache splits under tensor parallelism (kv heads; 1 for MLA's shared latent)
+    kv_shards_max: int
+    #: KV-cache elements of one sequence of ``context`` tokens (windows and fixed state included)
+    kv_elements_fn: Callable[[np.ndarray], np.ndarray]
+    #: attention FLOPs of one token attending to ``context`` tokens (scores, values, indexers)
+    attn_flops_fn: Callable[[np.ndarray], np.ndarray]
+    beam_width: int = 1
+
+    @property
+    def expert_params_total(self) -> float:
+        return float(self.num_moe_layers * self.num_experts * self.expert_params)
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 1 and self.expert_params > 0
+
+    def kv_elements(self, context_tokens: np.ndarray | float) -> np.ndarray:
+        return np.asarray(self.kv_elements_fn(np.asarray(context_tokens, dtype=float)), dtype=float)
+
+    def attn_flops(self, context_tokens: np.ndarray | float) -> np.ndarray:
+        return np.asarray(self.attn_flops_fn(np.asarray(context_tokens, dtype=float)), dtype=float)
+
+
+def shape_from_arch(arch: Any, beam_width: int = 1) -> LLMShape:
+    """Build the ``LLMShape`` of a decoder ``ModelArch`` from the model library's own ladder."""
+    if not getattr(arch, "is_transformer", False) or arch.kind not in ("decoder",):
+        raise ValueError(f"{arch.id} is a {arch.kind}, not a decoder LLM")
+    experts = int(arch.num_experts or 0)
+    moe_layers = int(arch.moe_layers) if experts > 1 else 0
+    expert_params = arch.expert_params_total() / (moe_layers * experts) if moe_layers else 0.0
+    top_k = int(arch.experts_per_token or 1)
+    routed_active = moe_layers * top_k * expert_params
+    dense = arch.matmul_params_per_token_active() - routed_active
+    kv_shards = 1 if arch.is_mla else int(arch.num_kv_heads or arch.num_attention_heads or 1)
+
+    def kv_elements(ctx: np.ndarray) -> np.ndarray:
+        return np.asarray(arch.kv_bytes(ctx, "fp8"), dtype=float)  # fp8: one byte per element
+
+    def attn_flops(ctx: np.ndarray) -> np.ndarray:
+        return np.asarray(arch.flops_per_token_parts(ctx)["attention"], dtype=float)
+
+    return LLMShape(
+        model_id=str(arch.id), num_layers=int(arch.num_layers), hidden_size=int(arch.hidden_size),
+        params_total=float(arch.params_total()), dense_matmul_params=float(dense),
+        expert_params=float(expert_params), num_moe_layers=moe_layers, num_experts=max(experts, 1),
+        experts_per_token=top_k, kv_shards_max=kv_shards, kv_elements_fn=kv_elements,
+        attn_flops_fn=attn_flops, beam_width=beam_width,
+    )

@@ -1,0 +1,119 @@
+"""Efficiency profiles: the achieved fraction of datasheet peaks, keyed by physical things only.
+
+``catalog/data/perf_profiles_llm.csv`` holds one value per (generation, stack, precision, phase,
+op_class); ``*`` is a wildcard. A lookup takes the most specific row whose non-wildcard keys all
+match (more matching keys win; ties go to the earlier row). The values are fitted by
+``scripts/fit_profiles_llm.py`` from the calibration sets and carry the fit's source and date.
+
+Op classes and their units:
+
+- ``gemm`` (fraction of peak FLOP/s), per phase ``prefill`` / ``decode``
+- ``attention`` (fraction of the 16-bit peak FLOP/s)
+- ``memory`` (fraction of HBM bandwidth)
+- ``step_overhead`` (seconds per decode step: kernel launches, scheduler, sampling)
+- ``request_overhead`` (seconds per request: tokenisation, scheduling, first-token return)
+- ``link_latency`` (seconds per collective hop) with phase ``scaleup`` / ``scaleout``
+- ``memory_reserve`` (fraction of device memory kept for activations, graphs and fragmentation)
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from infrafit.errors import CatalogError
+
+PROFILE_COLUMNS = (
+    "generation", "stack", "precision", "phase", "op_class", "value", "rows_fitted", "source", "retrieved_on",
+)
+KEYS = ("generation", "stack", "precision", "phase", "op_class")
+
+
+@dataclass(frozen=True)
+class ProfileRow:
+    generation: str
+    stack: str
+    precision: str
+    phase: str
+    op_class: str
+    value: float
+    rows_fitted: int
+    source: str
+    retrieved_on: str
+
+
+def default_profiles_path() -> Path:
+    return Path(str(resources.files("infrafit.catalog") / "data" / "perf_profiles_llm.csv"))
+
+
+def _parse(path: Path) -> tuple[ProfileRow, ...]:
+    rows: list[ProfileRow] = []
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in PROFILE_COLUMNS if c not in (reader.fieldnames or [])]
+        if missing:
+            raise CatalogError(
+                f"{path}: missing columns {', '.join(missing)}",
+                fix=f"give the header {','.join(PROFILE_COLUMNS)}",
+            )
+        for line, rec in enumerate(reader, start=2):
+            try:
+                value = float(rec["value"])
+            except ValueError:
+                raise CatalogError(
+                    f"{path}:{line} value: not a number ({rec['value']!r})", fix="write a plain number"
+                ) from None
+            rows.append(ProfileRow(
+                *(rec[k].strip() or "*" for k in KEYS), value=value,
+                rows_fitted=int(float(rec["rows_fitted"] or 0)), source=rec["source"],
+                retrieved_on=rec["retrieved_on"],
+            ))
+    return tuple(rows)
+
+
+@lru_cache(maxsize=8)
+def load_profiles(path: str | None = None) -> Profiles:
+    return Profiles(_parse(Path(path) if path else default_profiles_path()))
+
+
+class Profiles:
+    """Lookups with wildcard fall-back, cached per key."""
+
+    def __init__(self, rows: tuple[ProfileRow, ...]) -> None:
+        self.rows = rows
+        self._cache: dict[tuple[str, ...], ProfileRow] = {}
+
+    def row(self, generation: str, stack: str, precision: str, phase: str, op_class: str) -> ProfileRow:
+        key = (generation, stack, precision, phase, op_class)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        best: ProfileRow | None = None
+        best_score = -1
+        for r in self.rows:
+            if r.op_class != op_class:
+                continue
+            fields = (r.generation, r.stack, r.precision, r.phase)
+            if any(f != "*" and f != k for f, k in zip(fields, key[:4], strict=True)):
+                continue
+            score = sum(f != "*" for f in fields)
+            if score > best_score:
+                best, best_score = r, score
+        if best is None:
+            raise CatalogError(
+                f"no efficiency profile for op class {op_class!r}",
+                fix="add a wildcard row (generation=*, stack=*, ...) for it to perf_profiles_llm.csv",
+            )
+        self._cache[key] = best
+        return best
+
+    def index(self, generation: str, stack: str, precision: str, phase: str, op_class: str) -> int:
+        """Position in ``rows`` of the row a lookup picks (the fitting script varies these values)."""
+        target = self.row(generation, stack, precision, phase, op_class)
+        return next(i for i, r in enumerate(self.rows) if r is target)
+
+    def value(self, generation: str, stack: str, precision: str, phase: str, op_class: str) -> float:
+        return self.row(generation, stack, precision, phase, op_class).value
