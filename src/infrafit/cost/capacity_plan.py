@@ -1,0 +1,131 @@
+"""From load and capacity per replica to replicas: autoscaled hours and fixed, peak-sized fleets.
+
+A *replica* is the unit that serves (or trains): one configuration from the performance model, with
+its price per replica. Shapes: M months of the horizon, K load bins of the representative month
+(``usage.LoadProfile``), N candidates.
+
+- Elastic (cloud on-demand, spot): each hour runs ``ceil(load / capacity)`` replicas (scale-up
+  granularity of one replica), at least ``min_replicas`` (1 for realtime) while the service is
+  active, none while it is inactive. Paid replica-hours = sum over bins of hours x replicas.
+- Busy replica-hours = sum of hours x load / capacity: the work actually done. Paid minus busy is
+  the idle capacity the breakdown reports.
+- Fixed (reserved, dedicated, on-prem): ``ceil(peak x (1 + headroom) / capacity)`` replicas, at
+  least one, re-sized each month as traffic grows and never shrunk (hardware bought or contracted
+  stays): the month it steps up is the month the fleet runs out of capacity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from infrafit.cost.usage import LoadProfile
+from infrafit.errors import InputError
+from infrafit.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What N candidates must provide over M months; arrays are (M, N) unless noted."""
+
+    needed_replica_hours: np.ndarray  # elastic: paid replica-hours each month
+    busy_replica_hours: np.ndarray  # work done, in replica-hours at full capacity
+    fixed_replicas: np.ndarray  # fixed modes: replicas held each month (integers)
+    active_hours: float  # hours a month the service runs (spot's on-demand fallback is held that long)
+    realtime: bool
+    requests_per_month: np.ndarray  # (M,)
+    output_tokens_per_month: np.ndarray  # (M,)
+    runs_per_month: float = 0.0  # training runs completed per month
+    epochs_per_run: float = 0.0
+
+    @property
+    def months(self) -> int:
+        return int(self.needed_replica_hours.shape[0])
+
+    @property
+    def candidates(self) -> int:
+        return int(self.needed_replica_hours.shape[1])
+
+
+def _check_capacity(capacity: np.ndarray, what: str) -> np.ndarray:
+    capacity = np.atleast_1d(np.asarray(capacity, dtype=float))
+    if np.any(~np.isfinite(capacity)) or np.any(capacity <= 0):
+        raise InputError(
+            f"{what} must be positive and finite for every candidate",
+            fix="drop candidates whose performance estimate is zero or undefined before pricing them",
+        )
+    return capacity
+
+
+def fixed_replicas(peak_by_month: np.ndarray, capacity: np.ndarray, headroom_fraction: float) -> np.ndarray:
+    """Step plan (M, N): ceil(peak_m x (1 + headroom) / capacity), >= 1, never shrinking."""
+    need = np.ceil(np.outer(peak_by_month, 1.0 + headroom_fraction) / capacity[None, :] - 1e-9)
+    return np.maximum.accumulate(np.maximum(need, 1.0), axis=0)
+
+
+def inference_demand(
+    profile: LoadProfile,
+    capacity_rps: np.ndarray,
+    growth: np.ndarray,
+    *,
+    headroom_fraction: float,
+    realtime: bool = True,
+    min_replicas: int = 1,
+    output_tokens_per_request: float = 0.0,
+) -> Demand:
+    """Realtime (per-hour ceil, minimum replicas while active) or batch (fluid) inference demand."""
+    cap = _check_capacity(capacity_rps, "capacity_rps (requests/s one replica sustains within the SLOs)")
+    growth = np.asarray(growth, dtype=float)
+    floor = np.where(profile.active, float(min_replicas if realtime else 0), 0.0)
+    busy = np.empty((len(growth), len(cap)))
+    needed = np.empty_like(busy)
+    for m, g in enumerate(growth):  # M iterations over (K, N) blocks keeps memory flat
+        per_replica = np.outer(profile.load_rps * g, 1.0 / cap)
+        busy[m] = profile.hours @ per_replica
+        if realtime:
+            needed[m] = profile.hours @ np.maximum(np.ceil(per_replica - 1e-9), floor[:, None])
+        else:
+            needed[m] = busy[m]
+    peak = profile.peak_rps * growth
+    if realtime:
+        fixed = fixed_replicas(peak, cap, headroom_fraction)
+    else:  # batch: enough replicas to finish the month's work within the active hours, plus headroom
+        hours = max(profile.active_hours, 1e-9)
+        fixed = np.maximum.accumulate(np.maximum(np.ceil(busy * (1 + headroom_fraction) / hours - 1e-9), 1), axis=0)
+    requests = profile.requests_per_month * growth
+    return Demand(needed, busy, fixed, profile.active_hours, realtime, requests, requests * output_tokens_per_request)
+
+
+def training_demand(
+    time_to_train_s: np.ndarray,
+    runs_per_year: float,
+    months: int,
+    *,
+    headroom_fraction: float,
+    epochs_per_run: float = 0.0,
+) -> Demand:
+    """Training: run length x runs per year / 12 hours a month per candidate; a fixed fleet holds
+    enough replicas to fit those hours in a month with headroom (at least one)."""
+    tts = _check_capacity(time_to_train_s, "time_to_train_s")
+    hours = tts / SECONDS_PER_HOUR * runs_per_year / 12.0
+    needed = np.broadcast_to(hours, (months, len(tts))).copy()
+    fixed = np.maximum(np.ceil(needed * (1 + headroom_fraction) / HOURS_PER_MONTH - 1e-9), 1.0)
+    zeros = np.zeros(months)
+    return Demand(needed, needed.copy(), fixed, 0.0, False, zeros, zeros,
+                  runs_per_month=runs_per_year / 12.0, epochs_per_run=epochs_per_run)
+
+
+def capacity_events(fixed: np.ndarray, capacity: float, peak_by_month: np.ndarray | None = None) -> list[dict]:
+    """For one candidate's fixed fleet (M,): the months it runs out of capacity and what to add."""
+    fixed = np.asarray(fixed, dtype=float)
+    events = []
+    for m in range(1, len(fixed)):
+        added = int(round(fixed[m] - fixed[m - 1]))
+        if added > 0:
+            event = {"month": m, "add_replicas": added, "total_replicas": int(fixed[m]),
+                     "capacity_before_rps": float(fixed[m - 1] * capacity)}
+            if peak_by_month is not None:
+                event["peak_load_rps"] = float(peak_by_month[m])
+            events.append(event)
+    return events

@@ -1,0 +1,163 @@
+"""Compute-side cost of each deployment mode, vectorized over N candidates and M months.
+
+Every function returns ``(monthly, beyond)``: ``monthly`` maps breakdown keys to (M, N) arrays of
+what is paid within the horizon, ``beyond`` maps keys to (N,) arrays of commitments that must be
+paid after the horizon ends (a finance team pays the whole reserved term or contract, used or not).
+Paid capacity is split into ``compute_usd`` (the share the load used, busy / paid replica-hours)
+and ``idle_usd`` (the rest). Formulas and sources: docs/cost.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from infrafit.cost.capacity_plan import Demand
+from infrafit.cost.offers import OfferArrays
+from infrafit.cost.params import CostParams
+from infrafit.units import HOURS_PER_MONTH, MONTHS_PER_YEAR, SECONDS_PER_HOUR, W_PER_KW
+
+Arrays = dict[str, np.ndarray]
+
+
+def _split_used_idle(paid: np.ndarray, used_share: np.ndarray) -> Arrays:
+    share = np.clip(np.nan_to_num(used_share, nan=0.0), 0.0, 1.0)
+    return {"compute_usd": paid * share, "idle_usd": paid * (1.0 - share)}
+
+
+def _share(busy: np.ndarray, paid_hours: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(paid_hours > 0, busy / paid_hours, 0.0)
+
+
+def additions(fixed: np.ndarray) -> np.ndarray:
+    """Replicas added each month (M, N); month 0 adds the initial fleet."""
+    return np.diff(fixed, axis=0, prepend=0.0)
+
+
+def beyond_horizon_months(horizon_months: int, term_months: np.ndarray, whole_terms: bool) -> np.ndarray:
+    """(M, N): months still owed after the horizon for a commitment started at month m.
+
+    Reserved capacity is bought in whole terms: ceil(remaining / term) x term months are paid.
+    A dedicated contract has a minimum term and then runs month to month: max(term, remaining).
+    """
+    start = np.arange(horizon_months, dtype=float)[:, None]
+    remaining = horizon_months - start
+    term = np.asarray(term_months, dtype=float)[None, :]
+    if whole_terms:
+        paid = np.where(term > 0, np.ceil(remaining / np.where(term > 0, term, 1.0) - 1e-9) * term, remaining)
+    else:
+        paid = np.maximum(term, remaining)
+    return paid - remaining
+
+
+def on_demand(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
+    """Pay for the replica-hours the load needs each hour (autoscaled, instance granularity)."""
+    paid = d.needed_replica_hours * o.usd_per_hour
+    return _split_used_idle(paid, _share(d.busy_replica_hours, d.needed_replica_hours)), {}
+
+
+def spot(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
+    """Spot capacity with interruptions.
+
+    Batch and training: runtime T = work / (1 - x), x = interruptions/hour x (checkpoint
+    interval / 2 + restart); the extra T - work is ``interruption_overhead_usd``; x >= 1 never
+    finishes (infinite cost). Realtime: ``spot_realtime_floor_replicas`` stay on on-demand at
+    ``fallback_usd_per_hour`` while the service is active, and the hours lost to restarts
+    (spot hours x interruptions/hour x restart) are served by on-demand too. Without an on-demand
+    fallback price realtime spot is not allowed (infinite cost).
+    """
+    rate = np.where(np.isnan(o.interruptions_per_hour), p.spot_interruptions_per_hour_default,
+                    o.interruptions_per_hour)
+    needed = d.needed_replica_hours
+    if not d.realtime:
+        x = rate * p.spot_lost_hours_per_interruption
+        with np.errstate(divide="ignore"):
+            extra = np.where(x < 1, x / (1 - np.minimum(x, 0.999999)), np.inf)
+        out = _split_used_idle(needed * o.usd_per_hour, _share(d.busy_replica_hours, needed))
+        out["interruption_overhead_usd"] = needed * extra * o.usd_per_hour
+        return out, {}
+    fallback = np.where(np.isnan(o.fallback_usd_per_hour), np.inf, o.fallback_usd_per_hour)
+    floor = np.minimum(d.active_hours * p.spot_realtime_floor_replicas, needed)
+    spot_hours = needed - floor
+    paid = spot_hours * o.usd_per_hour + floor * fallback
+    out = _split_used_idle(paid, _share(d.busy_replica_hours, needed))
+    restart_h = p.spot_restart_s / SECONDS_PER_HOUR
+    out["interruption_overhead_usd"] = spot_hours * rate * restart_h * fallback
+    return out, {}
+
+
+def reserved(d: Demand, o: OfferArrays, p: CostParams, horizon_months: int) -> tuple[Arrays, Arrays]:
+    """Reserved capacity: the fixed fleet x effective hourly price x 730 h, used or not; each
+    reservation is paid for whole terms, so the part of a term past the horizon is idle cost."""
+    paid_hours = d.fixed_replicas * HOURS_PER_MONTH
+    paid = paid_hours * o.usd_per_hour
+    out = _split_used_idle(paid, _share(d.busy_replica_hours, paid_hours))
+    tail = additions(d.fixed_replicas) * beyond_horizon_months(horizon_months, o.term_months, True)
+    return out, {"idle_usd": tail.sum(axis=0) * HOURS_PER_MONTH * o.usd_per_hour}
+
+
+def dedicated(d: Demand, o: OfferArrays, p: CostParams, horizon_months: int) -> tuple[Arrays, Arrays]:
+    """Dedicated servers: monthly rent for the fixed fleet, setup fee per server when added,
+    and the minimum contract paid in full even past the horizon."""
+    paid = d.fixed_replicas * o.usd_per_month
+    out = _split_used_idle(paid, _share(d.busy_replica_hours, d.fixed_replicas * HOURS_PER_MONTH))
+    added = additions(d.fixed_replicas)
+    out["setup_usd"] = added * o.setup_usd
+    tail = added * beyond_horizon_months(horizon_months, o.term_months, False)
+    return out, {"idle_usd": tail.sum(axis=0) * o.usd_per_month}
+
+
+def onprem_power_kw(d: Demand, o: OfferArrays, p: CostParams) -> np.ndarray:
+    """(M, N) facility power: n x (accelerators x TDP x (idle + (1 - idle) x utilisation)
+    + host power) x PUE, in kW."""
+    util = np.clip(_share(d.busy_replica_hours, d.fixed_replicas * HOURS_PER_MONTH), 0.0, 1.0)
+    idle = p.accel_idle_power_fraction
+    accel_w = o.accelerators * o.accel_tdp_w * (idle + (1.0 - idle) * util)
+    return d.fixed_replicas * (accel_w + o.host_power_w) * o.pue / W_PER_KW
+
+
+def on_prem(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
+    """Owned servers: straight-line depreciation of purchase x (1 - residual) over the life,
+    power x PUE x USD/kWh x 730 h, colocation on provisioned IT kW, maintenance as a yearly
+    share of the purchase, installation as setup. Book value left at the horizon is not charged."""
+    depreciation = o.purchase_usd * (1.0 - o.residual_fraction) / (o.life_years * MONTHS_PER_YEAR)
+    paid = d.fixed_replicas * depreciation
+    out = _split_used_idle(paid, _share(d.busy_replica_hours, d.fixed_replicas * HOURS_PER_MONTH))
+    out["power_usd"] = onprem_power_kw(d, o, p) * HOURS_PER_MONTH * o.usd_per_kwh
+    provisioned_kw = (o.accelerators * o.accel_tdp_w + o.host_power_w) / W_PER_KW
+    out["colocation_usd"] = d.fixed_replicas * provisioned_kw * o.colocation_usd_per_kw_month
+    out["maintenance_usd"] = d.fixed_replicas * o.purchase_usd * o.maintenance_share_per_year / MONTHS_PER_YEAR
+    out["setup_usd"] = additions(d.fixed_replicas) * o.setup_usd
+    return out, {}
+
+
+def replicas_held(d: Demand, o: OfferArrays) -> np.ndarray:
+    """(M, N) average replicas held: needed hours / 730 for elastic modes, the fleet otherwise."""
+    elastic = np.isin(o.mode, ("cloud_on_demand", "cloud_spot"))
+    return np.where(elastic[None, :], d.needed_replica_hours / HOURS_PER_MONTH, d.fixed_replicas)
+
+
+def compute_side(d: Demand, o: OfferArrays, p: CostParams, horizon_months: int) -> tuple[Arrays, Arrays]:
+    """Dispatch every candidate to its mode's formula; keys a mode does not use are zero."""
+    shape = d.needed_replica_hours.shape
+    monthly: Arrays = {}
+    beyond: Arrays = {}
+    for modes, fn in (
+        (("cloud_on_demand",), lambda: on_demand(d, o, p)),
+        (("cloud_spot",), lambda: spot(d, o, p)),
+        (("cloud_reserved_1y", "cloud_reserved_3y"), lambda: reserved(d, o, p, horizon_months)),
+        (("dedicated_monthly",), lambda: dedicated(d, o, p, horizon_months)),
+        (("on_prem",), lambda: on_prem(d, o, p)),
+    ):
+        mask = np.isin(o.mode, modes)
+        if not mask.any():
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            part_m, part_b = fn()
+        for key, value in part_m.items():
+            monthly.setdefault(key, np.zeros(shape))
+            monthly[key] = np.where(mask[None, :], np.broadcast_to(value, shape), monthly[key])
+        for key, value in part_b.items():
+            beyond.setdefault(key, np.zeros(shape[1]))
+            beyond[key] = np.where(mask, value, beyond[key])
+    return monthly, beyond

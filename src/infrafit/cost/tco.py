@@ -1,0 +1,153 @@
+"""Total cost of ownership of N candidates over the horizon: the planner's entry point.
+
+``price_options(demand, offers, ...)`` adds to each mode's compute-side cost (``cost.modes``) the
+costs every mode has: storage, egress of responses to users, operations labour (engineer hours per
+month by mode x the user's rate) and one-time migration (engineer-weeks x 40 h x rate, month 0).
+Everything is numpy over (months, candidates); thousands of candidates price in milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from infrafit.cost.capacity_plan import Demand, capacity_events
+from infrafit.cost.modes import compute_side, replicas_held
+from infrafit.cost.offers import OfferArrays
+from infrafit.cost.params import BREAKDOWN_KEYS, CostParams
+from infrafit.cost.storage_egress import StorageNeeds, response_bytes, storage_usd, tiered_cost
+from infrafit.errors import InputError
+from infrafit.units import GB
+
+ONE_TIME_KEYS = ("migration_usd", "setup_usd")
+
+
+@dataclass(frozen=True)
+class CostResult:
+    """Costs of N candidates over M months. ``monthly[key]`` is (M, N); ``beyond[key]`` (N,) is what
+    is owed after the horizon (rest of a reserved term or contract); ``breakdown[key]`` (N,) sums
+    both, and ``tco_usd`` is the sum of the breakdown."""
+
+    mode: np.ndarray
+    horizon_months: int
+    monthly: dict[str, np.ndarray]
+    beyond: dict[str, np.ndarray]
+    demand: Demand
+
+    @property
+    def breakdown(self) -> dict[str, np.ndarray]:
+        return {k: self.monthly[k].sum(axis=0) + self.beyond[k] for k in BREAKDOWN_KEYS}
+
+    @property
+    def monthly_total(self) -> np.ndarray:
+        """(M, N) everything paid in each month, one-time items included."""
+        return sum(self.monthly[k] for k in BREAKDOWN_KEYS)
+
+    @property
+    def recurring_monthly(self) -> np.ndarray:
+        """(M, N) each month without one-time items (setup fees, migration)."""
+        return sum(self.monthly[k] for k in BREAKDOWN_KEYS if k not in ONE_TIME_KEYS)
+
+    @property
+    def tco_usd(self) -> np.ndarray:
+        return self.monthly_total.sum(axis=0) + sum(self.beyond[k] for k in BREAKDOWN_KEYS)
+
+    @property
+    def monthly_usd(self) -> np.ndarray:
+        """First month's recurring cost (what the first invoice looks like)."""
+        return self.recurring_monthly[0]
+
+    @property
+    def peak_monthly_usd(self) -> np.ndarray:
+        """Largest recurring month over the horizon (the one to hold against a monthly budget)."""
+        return self.recurring_monthly.max(axis=0)
+
+    @property
+    def feasible(self) -> np.ndarray:
+        return np.isfinite(self.tco_usd)
+
+    def per_unit(self) -> dict[str, np.ndarray]:
+        """USD per 1M output tokens, per 1k requests, per training run, per epoch (NaN when the
+        workload has none of that unit)."""
+        d, tco = self.demand, self.tco_usd
+        tokens = float(d.output_tokens_per_month.sum())
+        requests = float(d.requests_per_month.sum())
+        runs = d.runs_per_month * self.horizon_months
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_run = tco / runs if runs > 0 else np.full_like(tco, np.nan)
+            return {
+                "usd_per_1m_output_tokens": tco / tokens * 1e6 if tokens > 0 else np.full_like(tco, np.nan),
+                "usd_per_1k_requests": tco / requests * 1e3 if requests > 0 else np.full_like(tco, np.nan),
+                "usd_per_training_run": per_run,
+                "usd_per_epoch": per_run / d.epochs_per_run if d.epochs_per_run > 0 else np.full_like(tco, np.nan),
+            }
+
+    def to_json(self, i: int, capacity: float | None = None) -> dict:
+        """The ``cost`` object of one option in ``plan --json`` (DESIGN.md section 4)."""
+        units = self.per_unit()
+        monthly = [{k: float(self.monthly[k][m, i]) for k in BREAKDOWN_KEYS} | {"month": m}
+                   for m in range(self.horizon_months)]
+        return {
+            "deployment": str(self.mode[i]),
+            "monthly_usd": float(self.monthly_usd[i]),
+            "peak_monthly_usd": float(self.peak_monthly_usd[i]),
+            "tco_usd": float(self.tco_usd[i]),
+            "horizon_months": self.horizon_months,
+            "per_unit": {k: _num(v[i]) for k, v in units.items()},
+            "breakdown": {k: float(v[i]) for k, v in self.breakdown.items()},
+            "monthly": monthly,
+            "replicas": [float(r) for r in self.demand.fixed_replicas[:, i]],
+            "capacity_events": capacity_events(self.demand.fixed_replicas[:, i], capacity or 0.0)
+            if str(self.mode[i]) not in ("cloud_on_demand", "cloud_spot") else [],
+        }
+
+
+def _num(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def price_options(
+    demand: Demand,
+    offers: OfferArrays,
+    *,
+    horizon_months: int,
+    engineer_usd_per_hour: float,
+    storage: StorageNeeds | None = None,
+    egress_bytes_per_month: np.ndarray | None = None,
+    params: CostParams | None = None,
+) -> CostResult:
+    """Price N candidates (``demand`` and ``offers`` both of length N) over the horizon.
+
+    ``egress_bytes_per_month`` (M,) defaults to the responses sent to users: output tokens x
+    ``params.bytes_per_output_token``. Egress is priced on each candidate's tiers; storage on its
+    USD/GB-month by tier.
+    """
+    p = params or CostParams()
+    if demand.months != horizon_months or demand.candidates != len(offers):
+        raise InputError(
+            f"demand covers {demand.months} months x {demand.candidates} candidates, offers "
+            f"{len(offers)} candidates over {horizon_months} months",
+            fix="build the demand with the same horizon and the same candidate order as the offers",
+        )
+    if engineer_usd_per_hour < 0:
+        raise InputError("engineer_usd_per_hour is negative", fix="give the loaded hourly cost of an engineer")
+    monthly, beyond = compute_side(demand, offers, p, horizon_months)
+    shape = demand.needed_replica_hours.shape
+    if egress_bytes_per_month is None:
+        egress_bytes_per_month = response_bytes(demand.output_tokens_per_month, p.bytes_per_output_token)
+    gb = np.broadcast_to(np.asarray(egress_bytes_per_month, dtype=float)[:, None] / GB, shape)
+    monthly["egress_usd"] = tiered_cost(gb, offers.egress_tier_upto_gb, offers.egress_usd_per_gb)
+    if storage is not None:
+        monthly["storage_usd"] = np.broadcast_to(
+            storage_usd(storage, offers.storage_usd_per_gb_month, shape[1]), shape).copy()
+    held = replicas_held(demand, offers)
+    ops_hours = offers.ops_hours_per_month + offers.ops_hours_per_replica_month * held
+    monthly["ops_labour_usd"] = ops_hours * engineer_usd_per_hour
+    migration = np.zeros(shape)
+    migration[0] = offers.migration_engineer_weeks * p.hours_per_engineer_week * engineer_usd_per_hour
+    monthly["migration_usd"] = migration
+    for key in BREAKDOWN_KEYS:
+        monthly.setdefault(key, np.zeros(shape))
+        beyond.setdefault(key, np.zeros(shape[1]))
+    return CostResult(offers.mode, horizon_months, monthly, beyond, demand)
