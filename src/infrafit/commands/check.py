@@ -1,9 +1,51 @@
-"""Commands of the check area (filled in by its issue)."""
+"""``infrafit check SPEC [--explain] [--json]``: validate a workload spec, listing every problem.
+
+Exit 0 with a short summary on stdout when the spec is valid (``--explain`` prints the resolved
+spec with each default marked, ``--json`` prints it as JSON); exit 2 with every problem on stderr
+(file:line, field path, what, suggestions, ``To fix:``) when it is not.
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
 
+def _summary(w) -> str:  # noqa: ANN001 - Workload, imported lazily
+    parts = [f"{w.task}", f"model {w.model.display() if isinstance(w.model.display(), str) else 'custom'}",
+             w.framework]
+    if w.inference is not None:
+        tr = w.inference.traffic
+        rate = f"{tr.requests_per_s:g} req/s" if tr.requests_per_s else f"{tr.items.per_day:g} items/day"
+        parts.append(f"{w.inference.mode} {rate}")
+    if w.training is not None:
+        parts.append(f"training {w.training.total_tokens:.3g} tokens")
+    parts.append(f"usage {w.usage.pattern}")
+    parts.append(f"horizon {w.horizon_months} months")
+    return f"OK {w.name}: " + ", ".join(parts)
+
+
+def check(
+    spec: Annotated[Path, typer.Argument(help="The workload spec (YAML).", show_default=False)],
+    explain: Annotated[bool, typer.Option("--explain", help="Print the resolved spec, defaults marked.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the resolved spec as JSON.")] = False,
+) -> None:
+    """Validate a workload spec; list every problem with file:line and how to fix it."""
+    from infrafit.commands.output import print_json
+    from infrafit.workload.spec import load_spec
+    from infrafit.workload.spec_explain import render_yaml
+
+    workload = load_spec(spec)
+    if as_json:
+        print_json(workload.resolved())
+        return
+    typer.echo(_summary(workload))
+    if explain:
+        typer.echo("\n".join(render_yaml(workload.explain())))
+
+
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the app."""
+    app.command("check")(check)

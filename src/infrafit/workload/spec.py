@@ -1,0 +1,189 @@
+"""The workload spec: a frozen pydantic model, loaded from YAML with every problem listed at once.
+
+``load_spec(path)`` and ``parse_spec(text, source)`` return a ``Workload`` or raise
+``ProblemsError`` whose problems each carry file:line, the field path, what is wrong (with
+close-match suggestions) and a ``To fix:``. Numbers are SI inside, or in the unit the field's name
+states (``deadline_days``, ``checkpoint_every_minutes``, ``active_hours_per_month``); human strings
+such as ``"80GB"``, ``"4M"``, ``"2h"`` and ``"$40,000"`` are converted on the way in.
+The field reference, with every default, is docs/workload-spec.md.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, model_validator
+
+from infrafit import units
+from infrafit.errors import Problem, ProblemsError
+from infrafit.workload import spec_types as t
+from infrafit.workload.spec_sections import (
+    Budget,
+    Deployment,
+    Growth,
+    Inference,
+    ModelField,
+    Ops,
+    Placement,
+    Section,
+    Training,
+    Usage,
+)
+from infrafit.workload.yaml_loader import Loaded, load_yaml_text, read_spec_file
+
+if TYPE_CHECKING:
+    from infrafit.workload.arch import ModelArch
+
+Task = Literal["inference", "training", "fine-tuning"]
+Framework = Literal["pytorch", "tensorflow", "jax", "onnx", "sklearn", "xgboost"]
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9 ._-]{0,99}$"
+
+
+class Workload(Section):
+    """A validated workload. Sections that do not apply are ``None`` (``training`` on an
+    inference task); every other field has a value, given or defaulted (see ``explain()``)."""
+
+    name: Annotated[str, Field(pattern=_NAME)] = "workload"
+    task: Task
+    model: ModelField
+    framework: Framework = "pytorch"
+    custom_ops: Annotated[tuple[Annotated[str, Field(min_length=1, max_length=100)], ...],
+                          BeforeValidator(t.parse_custom_ops), Field(max_length=100)] = ()
+    dynamic_shapes: bool = False
+    precision: Annotated[str | tuple[str, ...], BeforeValidator(t.parse_precision)] = "auto"
+    inference: Inference | None = None
+    training: Training | None = None
+    usage: Usage = Usage()
+    growth: Growth = Growth()
+    placement: Placement = Placement()
+    deployment: Deployment = Deployment()
+    budget: Budget = Budget()
+    horizon_months: t.HorizonMonths = 12
+    ops: Ops = Ops()
+
+    @model_validator(mode="after")
+    def _derived_defaults_and_contradictions(self, info: ValidationInfo) -> Workload:
+        from infrafit.workload.spec_checks import default_usage, value_problems
+
+        default_name = (info.context or {}).get("default_name")
+        if "name" not in self.model_fields_set and default_name:
+            self._fill("name", _name_from(default_name))
+        if "usage" not in self.model_fields_set or _usage_needs_completion(self):
+            usage = default_usage(self)
+            if usage is not None:
+                self._fill("usage", usage)
+        problems = value_problems(self)
+        if problems:
+            raise SpecContradictions(problems)
+        return self
+
+    # --- helpers the rest of infrafit calls -------------------------------------------------------
+    @property
+    def is_training(self) -> bool:
+        """True for training and fine-tuning tasks."""
+        return self.task in ("training", "fine-tuning")
+
+    @property
+    def allowed_precisions(self) -> tuple[str, ...]:
+        """The precisions the planner may use: the listed ones, or all known when ``auto``."""
+        return t.PRECISION_CHOICES if self.precision == "auto" else tuple(self.precision)
+
+    @property
+    def horizon_s(self) -> float:
+        return self.horizon_months * units.SECONDS_PER_MONTH
+
+    def model_arch(self) -> ModelArch:
+        """The architecture of ``model``: a library or Hugging Face id, a config.json, or inline fields."""
+        from infrafit.workload import models
+
+        ref = self.model
+        if ref.preset is not None:
+            return models.resolve_model(ref.preset)
+        if ref.config is not None:
+            return models.from_hf_config(ref.config, model_id=Path(ref.config).stem)
+        return models.from_hf_config(dict(ref.architecture or {}), model_id=self.name)
+
+    def explain(self) -> dict[str, Any]:
+        """The resolved spec as ``{field: {"value": v, "default": bool}}`` trees (sections nest)."""
+        from infrafit.workload.spec_explain import explain_tree
+
+        return explain_tree(self)
+
+    def resolved(self) -> dict[str, Any]:
+        """The resolved spec as plain JSON-ready data (what ``check --json`` and ``plan --json`` print)."""
+        from infrafit.workload.spec_explain import resolved_data
+
+        return resolved_data(self)
+
+
+def _usage_needs_completion(w: Workload) -> bool:
+    u = w.usage
+    return u.pattern in ("periodic", "occasional") and u.active_hours_per_month is None and u.runs_per_year is None
+
+
+class SpecContradictions(Exception):  # noqa: N818 - carries problems out of pydantic untouched
+    """Raised from the model validator; pydantic lets non-ValueError exceptions propagate."""
+
+    def __init__(self, problems: list[tuple[tuple[str | int, ...], str, str]]) -> None:
+        super().__init__(f"{len(problems)} contradictions")
+        self.problems = problems
+
+
+# --- loading --------------------------------------------------------------------------------------
+def load_spec(path: str | Path) -> Workload:
+    """Read and validate a workload spec file. Raises ``ProblemsError`` listing every problem."""
+    text, source = read_spec_file(path)
+    return parse_spec(text, source=source, base_dir=Path(path).resolve().parent,
+                      default_name=Path(path).stem)
+
+
+def parse_spec(text: str, source: str = "<string>", *, base_dir: str | Path | None = None,
+               default_name: str | None = None) -> Workload:
+    """Validate spec text. ``base_dir`` anchors a relative ``model: {config: ...}`` path."""
+    loaded = load_yaml_text(text, source)
+    return workload_from_data(loaded, base_dir=base_dir, default_name=default_name)
+
+
+def workload_from_data(loaded: Loaded | dict[str, Any], *, base_dir: str | Path | None = None,
+                       default_name: str | None = None) -> Workload:
+    """Validate already-parsed data (a ``Loaded`` with lines, or a plain dict)."""
+    from infrafit.workload import spec_checks, spec_problems
+
+    if not isinstance(loaded, Loaded):
+        loaded = Loaded(data=loaded, source="<data>")
+    data = loaded.data
+    if not isinstance(data, dict):
+        raise ProblemsError([Problem("", "the spec is not a mapping of fields", "write `name: ...`, `task: ...`",
+                                     file=loaded.source)], source=loaded.source)
+    data = _anchor_config_path(data, base_dir)
+    raw: list[tuple[tuple[str | int, ...], str, str]] = spec_checks.structure_problems(data)
+    workload: Workload | None = None
+    try:
+        workload = Workload.model_validate(data, context={"default_name": default_name})
+    except ValidationError as exc:
+        raw += spec_problems.from_validation_error(exc, Workload)
+    except SpecContradictions as exc:
+        raw += exc.problems
+    if workload is not None:
+        raw += spec_checks.model_problems(workload)
+    if raw:
+        raise ProblemsError(spec_problems.located(raw, loaded), source=loaded.source)
+    assert workload is not None
+    return workload
+
+
+def _name_from(stem: str) -> str:
+    """A valid workload name from a file name (``my spec!.yaml`` -> ``my-spec``)."""
+    return (re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-._") or "workload")[:100]
+
+
+def _anchor_config_path(data: dict[str, Any], base_dir: str | Path | None) -> dict[str, Any]:
+    model = data.get("model")
+    if base_dir is None or not isinstance(model, dict) or not isinstance(model.get("config"), str):
+        return data
+    path = Path(model["config"]).expanduser()
+    if not path.is_absolute():
+        path = Path(base_dir) / path
+    return {**data, "model": {**model, "config": str(path)}}

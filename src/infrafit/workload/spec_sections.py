@@ -1,0 +1,271 @@
+"""The sections of a workload spec: inference, training, usage, growth, placement, deployment,
+budget, ops, and the model reference. Each is a frozen pydantic model that forbids unknown keys.
+
+A field the user did not write keeps its default; defaults that depend on other fields are filled
+in by ``model_validator(mode="after")`` with ``object.__setattr__`` so that they stay out of
+``model_fields_set``. ``Workload.explain()`` relies on that to mark every default.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from infrafit import units
+from infrafit.workload import spec_types as t
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+    def _fill(self, name: str, value: Any) -> None:
+        """Set a derived default without marking the field as given by the user."""
+        object.__setattr__(self, name, value)
+
+
+# --- model --------------------------------------------------------------------------------------
+def _model_ref(value: Any) -> Any:
+    return {"preset": value} if isinstance(value, str) else value
+
+
+class ModelRef(Section):
+    """Which model: a library id or Hugging Face id (``preset``), a ``config.json`` path, or an
+    inline architecture with Hugging Face ``config.json`` field names."""
+
+    preset: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    config: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    architecture: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ModelRef:
+        given = [n for n in ("preset", "config", "architecture") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise t.invalid(f"model needs exactly one of preset, config or architecture (got {', '.join(given) or 'none'})",
+                            "write `model: llama3.1-70b`, `model: {config: path/to/config.json}` or "
+                            "`model: {architecture: {...}}`")
+        return self
+
+    def display(self) -> Any:
+        if self.preset is not None:
+            return self.preset
+        return {"config": self.config} if self.config is not None else {"architecture": self.architecture}
+
+
+ModelField = Annotated[ModelRef, BeforeValidator(_model_ref)]
+
+
+# --- inference ----------------------------------------------------------------------------------
+def _token_stats(value: Any) -> Any:
+    return value if isinstance(value, dict) else {"mean": value}
+
+
+class TokenStats(Section):
+    """Tokens per request: the mean and the 99th percentile (p99 = mean when only a number is given)."""
+
+    mean: t.TokenCount
+    p99: t.TokenCount | None = None
+
+    @model_validator(mode="after")
+    def _p99(self) -> TokenStats:
+        if self.p99 is None:
+            self._fill("p99", self.mean)
+        elif self.p99 < self.mean:
+            raise t.invalid(f"p99 ({self.p99:g}) is below the mean ({self.mean:g})",
+                            "a p99 is at least the mean: raise p99 or lower mean")
+        return self
+
+
+TokenField = Annotated[TokenStats, BeforeValidator(_token_stats)]
+
+
+class Items(Section):
+    """Non-LLM or batch work: items per day, processed within a window of hours each day."""
+
+    per_day: t.ItemCount
+    window_hours: t.WindowHours = 24.0
+
+
+#: Named daily traffic shapes (hour 0..23, users' local time), before normalising to a mean of 1.
+#: Assumptions, not measurements: business hours 09:00-18:00 with 10% of peak outside; diurnal a
+#: cosine peaking at 14:00 with a trough of 25% of peak at 02:00.
+def _named_profile(name: str) -> tuple[float, ...]:
+    if name == "flat":
+        return (1.0,) * 24
+    if name == "business-hours":
+        return tuple(1.0 if 9 <= h < 18 else 0.1 for h in range(24))
+    return tuple(0.625 + 0.375 * math.cos(2 * math.pi * (h - 14) / 24) for h in range(24))
+
+
+class Traffic(Section):
+    requests_per_s: t.RequestRate | None = None
+    peak_requests_per_s: t.RequestRate | None = None
+    daily_profile: Annotated[str | tuple[float, ...], BeforeValidator(t.parse_daily_profile)] = "flat"
+    input_tokens: TokenField | None = None
+    output_tokens: TokenField | None = None
+    items: Items | None = None
+
+    def daily_factors(self) -> tuple[float, ...]:
+        """24 hourly factors of the average rate (their mean is 1): rate(h) = requests_per_s x f[h]."""
+        raw = _named_profile(self.daily_profile) if isinstance(self.daily_profile, str) else self.daily_profile
+        mean = sum(raw) / len(raw)
+        return tuple(f / mean for f in raw)
+
+    @model_validator(mode="after")
+    def _peak(self) -> Traffic:
+        if self.requests_per_s is None:
+            return self
+        if self.peak_requests_per_s is None:
+            self._fill("peak_requests_per_s", self.requests_per_s * max(self.daily_factors()))
+        elif self.peak_requests_per_s < self.requests_per_s:
+            raise t.invalid(
+                f"peak_requests_per_s ({self.peak_requests_per_s:g}) is below requests_per_s ({self.requests_per_s:g})",
+                "the peak is at least the average: raise peak_requests_per_s, or drop it to derive it from daily_profile",
+            )
+        return self
+
+
+class Slo(Section):
+    """99th-percentile latency targets in seconds; a missing one means no constraint."""
+
+    ttft_p99_s: t.Seconds | None = None
+    tpot_p99_s: t.Seconds | None = None
+    e2e_p99_s: t.Seconds | None = None
+    latency_p99_s: t.Seconds | None = None
+
+
+class Inference(Section):
+    mode: Literal["realtime", "batch", "edge", "mixed"] = "realtime"
+    traffic: Traffic
+    slo: Slo = Slo()
+
+
+# --- training -----------------------------------------------------------------------------------
+class Dataset(Section):
+    size_bytes: t.Bytes | None = None
+    location: Literal["object-storage", "nvme", "network-fs"] = "object-storage"
+    samples: t.TrainSamples | None = None
+
+
+class Training(Section):
+    """How much to train (exactly one of tokens, samples, or epochs over dataset.samples) and how."""
+
+    tokens: t.TrainTokens | None = None
+    samples: t.TrainSamples | None = None
+    epochs: t.Epochs | None = None
+    seq_len: t.SeqLen = 4096
+    global_batch: t.GlobalBatch | None = None
+    deadline_days: t.Days | None = None
+    checkpoint_every_minutes: t.Minutes = 60.0
+    dataset: Dataset = Dataset()
+    method: Literal["full", "lora", "qlora"] = "full"
+    lora_rank: t.LoraRank | None = None
+
+    @model_validator(mode="after")
+    def _amount_and_method(self) -> Training:
+        given = [n for n in ("tokens", "samples", "epochs") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise t.invalid(f"training needs exactly one of tokens, samples or epochs (got {', '.join(given) or 'none'})",
+                            "keep one, e.g. `tokens: 1e12`, `samples: 1e6`, or `epochs: 3` with dataset.samples")
+        if self.epochs is not None and self.dataset.samples is None:
+            raise t.invalid("epochs needs dataset.samples (how many samples one epoch is)",
+                            "add `dataset: {samples: 100000}` under training")
+        if self.lora_rank is not None and self.method == "full":
+            raise t.invalid("lora_rank is set but method is full", "set method: lora or qlora, or remove lora_rank")
+        if self.lora_rank is None and self.method != "full":
+            self._fill("lora_rank", 16)
+        return self
+
+    @property
+    def total_samples(self) -> float:
+        """Sequences to process: samples, epochs x dataset.samples, or tokens / seq_len."""
+        if self.samples is not None:
+            return self.samples
+        if self.epochs is not None:
+            return self.epochs * (self.dataset.samples or 0.0)
+        return (self.tokens or 0.0) / self.seq_len
+
+    @property
+    def total_tokens(self) -> float:
+        """Tokens to process: tokens, or samples x seq_len (sequences are packed to seq_len)."""
+        return self.tokens if self.tokens is not None else self.total_samples * self.seq_len
+
+    @property
+    def deadline_s(self) -> float | None:
+        return None if self.deadline_days is None else self.deadline_days * units.SECONDS_PER_DAY
+
+    @property
+    def checkpoint_every_s(self) -> float:
+        return self.checkpoint_every_minutes * units.SECONDS_PER_MINUTE
+
+
+# --- usage, growth, placement, deployment, budget, ops -------------------------------------------
+#: Weekday business hours per month: 10 h x 5 days x 52 weeks / 12 months.
+BUSINESS_HOURS_PER_MONTH = 10 * 5 * 52 / units.MONTHS_PER_YEAR
+#: The most hours any month has (31 days).
+MAX_HOURS_IN_MONTH = 31 * units.HOURS_PER_DAY
+
+
+class Usage(Section):
+    """When the workload runs. ``active_hours_per_month`` is resolved for continuous and
+    business-hours use; periodic and occasional work gives it or ``runs_per_year``."""
+
+    pattern: Literal["continuous", "business-hours", "periodic", "occasional"] = "continuous"
+    active_hours_per_month: t.MonthHours | None = None
+    runs_per_year: t.RunsPerYear | None = None
+
+    @model_validator(mode="after")
+    def _hours(self) -> Usage:
+        hours = self.active_hours_per_month
+        if hours is not None and hours > MAX_HOURS_IN_MONTH:
+            raise t.invalid(f"active_hours_per_month {hours:g} is more than a month has ({MAX_HOURS_IN_MONTH:g} h)",
+                            "use at most 744; round-the-clock use is about 730 h a month")
+        if self.pattern == "business-hours" and hours is not None and hours > BUSINESS_HOURS_PER_MONTH * 1.5:
+            raise t.invalid(f"business-hours usage with {hours:g} active hours a month is not business hours "
+                            f"(about {BUSINESS_HOURS_PER_MONTH:.0f} h)", "use pattern: continuous, or fewer hours")
+        if hours is None and self.pattern == "continuous":
+            self._fill("active_hours_per_month", units.HOURS_PER_MONTH)
+        elif hours is None and self.pattern == "business-hours":
+            self._fill("active_hours_per_month", BUSINESS_HOURS_PER_MONTH)
+        return self
+
+
+class Growth(Section):
+    traffic_per_month: t.MonthlyFraction = 0.0
+    data_per_month: t.MonthlyFraction = 0.0
+
+
+class Placement(Section):
+    """Where data and compute may live (empty = anywhere) and where the users are."""
+
+    regions: t.SlugList = ()
+    countries: t.CountryList = ()
+    users_in: t.SlugList = ()
+    training_regions: t.SlugList = ()
+
+
+DeploymentKind = Literal["cloud", "dedicated", "on_prem", "hybrid"]
+
+
+class Deployment(Section):
+    allowed: Annotated[tuple[DeploymentKind, ...], Field(min_length=1)] = ("cloud", "dedicated", "on_prem")
+    exclude_providers: Annotated[tuple[t.Slug, ...], Field(max_length=200)] = ()
+    billing: Literal["pay_per_use", "prefer_fixed_monthly"] = "pay_per_use"
+    portability_required: bool = False
+    managed_preferred: bool = False
+
+
+class Budget(Section):
+    monthly_usd: t.Usd | None = None
+    total_usd: t.Usd | None = None
+
+
+#: Default loaded cost of an engineer-hour: US BLS median pay of software developers, $63.59/h
+#: (Occupational Outlook Handbook, May 2023), times ~1.5 for benefits and overhead, rounded.
+DEFAULT_ENGINEER_USD_PER_HOUR = 100.0
+
+
+class Ops(Section):
+    engineer_usd_per_hour: t.UsdPerHour = DEFAULT_ENGINEER_USD_PER_HOUR
+    familiar_stacks: Annotated[tuple[t.Slug, ...], Field(max_length=100)] = ()

@@ -1,0 +1,207 @@
+"""Field types of the workload spec: numbers with units, names, precisions, daily profiles.
+
+Human strings are accepted at the edge and converted to SI (or to the unit the field's name
+states) with ``infrafit.units``: ``"80GB"``, ``"4M"``, ``"2h"``, ``"$40,000"``, ``"1.2e12"``, ``"8%"``.
+Booleans are never numbers here (YAML reads ``yes`` as true; a count of ``true`` is a mistake).
+Every number has an upper bound per field so that ``1e300`` tokens is an error, not an overflow
+three stages later.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, Field
+
+from infrafit import units
+from infrafit.errors import suggest
+
+#: ISO 3166-1 alpha-2 codes (officially assigned), from the ISO Online Browsing Platform
+#: https://www.iso.org/obp/ui/#search/code/ (retrieved 2025). ``UK`` and ``EL`` (exceptionally
+#: reserved, used by the EU) are accepted as aliases of ``GB`` and ``GR``.
+ISO_COUNTRIES = frozenset(
+    """AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT
+    BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER
+    ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID
+    IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV
+    LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR
+    NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL
+    SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC
+    VE VG VI VN VU WF WS YE YT ZA ZM ZW""".split()
+)
+_COUNTRY_ALIASES = {"UK": "GB", "EL": "GR"}
+
+PRECISION_CHOICES = ("fp32", "bf16", "fp16", "fp8", "fp4", "int8", "int4")
+PROFILE_NAMES = ("flat", "business-hours", "diurnal")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+#: Separates what is wrong from how to fix it inside a validator's ValueError (see ``invalid``).
+FIX_MARK = " To fix: "
+
+
+def invalid(what: str, fix: str) -> ValueError:
+    """A ValueError for a validator whose message carries its own fix (split by spec_problems)."""
+    return ValueError(f"{what}{FIX_MARK}{fix}")
+
+
+def _number(parser: Callable[[str], float] | None, what: str) -> Callable[[Any], Any]:
+    """A before-validator: reject booleans, parse strings with ``parser``, pass numbers through."""
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise invalid(f"expected {what}, got {str(value).lower()}", f"write {what} as a number")
+        if isinstance(value, str):
+            text = value.strip()
+            if text.endswith("%"):
+                return _percent(text, what)
+            if parser is None:
+                return text
+            try:
+                return parser(text)
+            except units.UnitParseError as exc:
+                raise invalid(str(exc), "write a number, optionally with a unit such as 80GB, 4M, 2h or $1,200") from None
+        if isinstance(value, float) and not math.isfinite(value):
+            raise invalid(f"expected a finite {what}", "write a finite number")
+        return value
+
+    return convert
+
+
+def _percent(text: str, what: str) -> float:
+    try:
+        number = float(text[:-1].replace(",", ""))
+    except ValueError:
+        raise invalid(f"{text!r} is not {what}", "write a percentage like 8%") from None
+    if not math.isfinite(number):
+        raise invalid(f"{text!r} is not a finite {what}", "write a finite percentage")
+    return number / 100.0
+
+
+def _scaled(parser: Callable[[str], float], factor: float) -> Callable[[str], float]:
+    """Parse a duration and express it in the field's unit (``factor`` seconds per unit)."""
+    return lambda text: parser(text) / factor
+
+
+def quantity(parser: Callable[[str], float] | None, what: str, *, ge: float | None = None,
+             gt: float | None = None, le: float) -> Any:
+    """An annotated float that accepts human strings and is bounded above (and below)."""
+    return Annotated[float, BeforeValidator(_number(parser, what)), Field(ge=ge, gt=gt, le=le)]
+
+
+def whole(what: str, *, ge: int = 1, le: int) -> Any:
+    """An annotated int that accepts ``"4M"``-style counts but must come out whole."""
+
+    def to_int(value: Any) -> Any:
+        value = _number(units.parse_count, what)(value)
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
+    return Annotated[int, BeforeValidator(to_int), Field(ge=ge, le=le)]
+
+
+# Bounds are far above any real workload and far below float trouble.
+RequestRate = quantity(units.parse_count, "a rate in requests per second", gt=0, le=1e9)
+TokenCount = quantity(units.parse_count, "a token count", gt=0, le=1e8)
+ItemCount = quantity(units.parse_count, "a count of items", gt=0, le=1e15)
+TrainTokens = quantity(units.parse_count, "a token count", gt=0, le=1e16)
+TrainSamples = quantity(units.parse_count, "a count of samples", gt=0, le=1e15)
+Epochs = quantity(units.parse_count, "a number of epochs", gt=0, le=1e4)
+Seconds = quantity(units.parse_duration_s, "a duration in seconds", gt=0, le=units.SECONDS_PER_DAY)
+Days = quantity(_scaled(units.parse_duration_s, units.SECONDS_PER_DAY), "a number of days", gt=0, le=3650)
+Minutes = quantity(_scaled(units.parse_duration_s, units.SECONDS_PER_MINUTE), "a number of minutes",
+                   gt=0, le=1e6)
+WindowHours = quantity(_scaled(units.parse_duration_s, units.SECONDS_PER_HOUR), "a number of hours",
+                       gt=0, le=units.HOURS_PER_DAY)
+MonthHours = quantity(_scaled(units.parse_duration_s, units.SECONDS_PER_HOUR), "hours per month",
+                      ge=0, le=1e6)
+Bytes = quantity(units.parse_bytes, "a byte size", gt=0, le=1e21)
+Usd = quantity(units.parse_usd, "a USD amount", gt=0, le=1e12)
+UsdPerHour = quantity(units.parse_usd, "USD per hour", ge=0, le=1e5)
+MonthlyFraction = quantity(None, "a fraction per month (0.08 or 8%)", ge=-1, le=10)
+SeqLen = whole("a sequence length in tokens", le=10_000_000)
+GlobalBatch = whole("a batch size", le=100_000_000)
+LoraRank = whole("a LoRA rank", le=65_536)
+RunsPerYear = quantity(units.parse_count, "runs per year", gt=0, le=1e6)
+HorizonMonths = whole("a number of months", le=240)
+
+
+def _slug(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    text = value.strip().lower().replace(" ", "-")
+    if not _SLUG.match(text):
+        raise invalid(f"{value!r} is not a name", "use letters, digits and dashes, like hong-kong or us-east-1")
+    return text
+
+
+def _country(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    code = _COUNTRY_ALIASES.get(value.strip().upper(), value.strip().upper())
+    if code not in ISO_COUNTRIES:
+        raise invalid(f"{value!r} is not an ISO 3166-1 alpha-2 country code{suggest(code, ISO_COUNTRIES)}",
+                      "use the two-letter code, like JP, HK, DE, US")
+    return code
+
+
+Slug = Annotated[str, BeforeValidator(_slug)]
+Country = Annotated[str, BeforeValidator(_country)]
+
+
+def _unique(values: Any) -> Any:
+    return tuple(dict.fromkeys(values))
+
+
+SlugList = Annotated[tuple[Slug, ...], AfterValidator(_unique), Field(max_length=200)]
+CountryList = Annotated[tuple[Country, ...], AfterValidator(_unique), Field(max_length=250)]
+
+
+def parse_precision(value: Any) -> str | tuple[str, ...]:
+    """``"auto"``, one precision or a list of them -> ``"auto"`` or a tuple of known precisions."""
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list | tuple) or not items:
+        raise invalid("expected auto or a list of precisions", f"write auto or a list of: {', '.join(PRECISION_CHOICES)}")
+    out: list[str] = []
+    for item in items:
+        name = str(item).strip().lower() if isinstance(item, str) else None
+        if name not in PRECISION_CHOICES:
+            raise invalid(f"unknown precision {item!r}{suggest(str(item), PRECISION_CHOICES)}",
+                          f"use auto or a list of: {', '.join(PRECISION_CHOICES)}")
+        out.append(name)
+    return tuple(dict.fromkeys(out))
+
+
+def parse_daily_profile(value: Any) -> str | tuple[float, ...]:
+    """A profile name, or 24 non-negative hourly factors (hour 0 first, in the users' local time)."""
+    if isinstance(value, str):
+        name = value.strip().lower().replace("_", "-")
+        if name not in PROFILE_NAMES:
+            raise invalid(f"unknown daily profile {value!r}{suggest(name, PROFILE_NAMES)}",
+                          f"use {', '.join(PROFILE_NAMES)}, or a list of 24 hourly factors")
+        return name
+    if not isinstance(value, list | tuple) or len(value) != 24:
+        raise invalid("expected a profile name or exactly 24 hourly factors", "use flat, business-hours, diurnal, or a list of 24 numbers (hour 0 first)")
+    factors = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int | float) or not 0 <= item <= 1e6:
+            raise invalid(f"hourly factor {item!r} is not a number between 0 and 1e6", "write 24 non-negative numbers")
+        factors.append(float(item))
+    if sum(factors) <= 0:
+        raise invalid("the 24 hourly factors are all zero", "give at least one hour a positive factor")
+    return tuple(factors)
+
+
+def parse_custom_ops(value: Any) -> Any:
+    """``false`` (or null) means none; ``true`` is refused because the checker needs names."""
+    if value is False or value is None:
+        return ()
+    if value is True:
+        raise invalid("custom_ops: true does not say which ops", "list them, e.g. [flash-attn, my_cuda_ext], or write false")
+    if isinstance(value, str):
+        return (value,)
+    return value
