@@ -1,0 +1,160 @@
+"""MLPerf Training benchmark presets: models, sequence lengths, convergence points, timed overheads.
+
+Facts copied from the project's reference notes on MLPerf (benchmarks_reference.md sections 3-5),
+which cite: MLCommons training_rules.adoc (TR40/TR51), the reference implementations
+(github.com/mlcommons/training @aa344c7f) and the reference convergence points (RCP;
+github.com/mlcommons/logging @7bbf7926 ``mlperf_logging/rcp_checker/training_*/rcps_*.json``).
+RCP values are the olympic means (drop the lowest and highest run) per global batch size.
+
+Time to train (a planner's decomposition of the rules' timed region):
+``on-clock start-up + steps x step time + evaluations x eval time``, steps = samples to converge at
+the submission's global batch size (RCP, interpolated) / GBS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from infrafit.perf.training_arch import TrainShape
+
+#: ImageNet-1k (ILSVRC-2012) has 1,281,167 training and 50,000 validation images
+#: (Russakovsky et al. 2015, IJCV, Table 2).
+IMAGENET_TRAIN_IMAGES = 1_281_167
+IMAGENET_VAL_IMAGES = 50_000
+
+
+@dataclass(frozen=True)
+class MlperfBenchmark:
+    """One MLPerf Training benchmark as the time-to-train model needs it."""
+
+    name: str
+    model: str  # model-library id, or a preset below
+    seq_len: int  # tokens per sample (transformers); 0 for images
+    method: str  # full | lora
+    lora_rank: int
+    rcp_unit: str  # samples | tokens | epochs
+    rcp: tuple[tuple[int, float], ...]  # (global batch, olympic mean of the unit to converge)
+    eval_every_samples: str  # how often evaluation runs (a formula of GBS, in samples), "" = untimed
+    eval_samples: float  # samples per evaluation (forward only); 0 = not on the clock / unknown
+    eval_skip: str = "0"  # evaluations skipped at the start (a formula of GBS)
+    notes: str = ""
+
+
+#: SD v2 UNet (865M params) forward FLOPs per training sample at 64x64x4 latents: onnx-tool
+#: (github.com/ThanatosShinji/onnx-tool README, "UNet2DCondition" 888,870 M MACs for the SD 1.4
+#: UNet export, which runs the classifier-free-guidance batch of 2) -> 444.4 GMACs = 0.889 TFLOPs per
+#: image; SD v2's UNet has the same channel layout at 64x64 latents. The frozen OpenCLIP-ViT/H text
+#: encoder (354M params x 77 tokens x 2 = 54.5 GFLOPs) runs forward only; MLPerf's dataset already
+#: holds the VAE latents ("moments"), so the VAE encoder is not on the clock.
+SD2_UNET_FLOPS_FWD = 888.870e9
+SD2_TEXT_ENCODER_FLOPS_FWD = 2.0 * 354e6 * 77
+SD2_UNET_PARAMS = 865e6
+
+SD2_SHAPE = TrainShape(
+    name="stable-diffusion-v2-unet", kind="diffusion",
+    # text encoder forward counted as 1/3 of a training pass so that 3 x fwd covers it once.
+    flops_per_sample_fwd=SD2_UNET_FLOPS_FWD + SD2_TEXT_ENCODER_FLOPS_FWD / 3.0,
+    params_total_override=SD2_UNET_PARAMS, params_active_override=SD2_UNET_PARAMS,
+    source="TRN stable_diffusion README (SD v2 UNet from random init, frozen VAE and OpenCLIP-ViT/H); "
+           "onnx-tool README UNet2DCondition MACs",
+)
+
+
+def resnet50_activation_elements() -> float:
+    """Output elements of every convolution of ResNet-50 v1.5 at 224x224 (He et al. 2016, Table 1;
+    v1.5 puts the stride on the 3x3 conv). Element-wise BN/ReLU traffic scales with this.
+
+    Stem: 112^2 x 64 and max-pool 56^2 x 64; each stage (blocks, width, out size, in size) sums
+    1x1 (width), 3x3 (width), 1x1 (4 width) outputs, plus the projection shortcut of block one.
+    """
+    total = 112 * 112 * 64 + 56 * 56 * 64
+    in_size = 56
+    for blocks, width, size in ((3, 64, 56), (4, 128, 28), (6, 256, 14), (3, 512, 7)):
+        first = in_size * in_size * width + size * size * width + 2 * size * size * 4 * width
+        rest = (blocks - 1) * (2 * size * size * width + size * size * 4 * width)
+        total += first + rest
+        in_size = size
+    return float(total)
+
+
+RESNET50_ACTIVATION_ELEMENTS = resnet50_activation_elements()
+
+BENCHMARKS: dict[str, MlperfBenchmark] = {
+    "gpt3-175b": MlperfBenchmark(
+        "gpt3-175b", "gpt3-175b", 2048, "full", 0, "tokens",
+        # training_4.1.0 RCPs (a superset of 3.1.0/4.0.0, same values at shared batch sizes)
+        ((1536, 1.19538e9), (2048, 1.17776e9), (3072, 1.21803e9), (4096, 1.25829e9), (6144, 1.40929e9),
+         (8192, 1.6232e9)),
+        "ceil(24576 / gbs) * gbs", 24_567,
+        notes="resumes from a checkpoint (4,000 iterations at GBS 1,536); eval on 24,567 sequences",
+    ),
+    "bert-large": MlperfBenchmark(
+        "bert-large", "bert-large", 512, "full", 0, "samples",
+        ((256, 2.54922e6), (448, 2.41442e6), (1536, 2.77628e6), (3072, 2.7645e6), (4096, 2.84399e6),
+         (4608, 2.79808e6), (6144, 3.31913e6), (6912, 3.60192e6), (8192, 4.18611e6), (8704, 4.27371e6),
+         (12288, 4.46507e6), (13056, 4.64533e6), (16384, 5.50542e6)),
+        "floor(0.05 * (230.23 * gbs + 3000000) / 25000) * 25000", 10_000,
+        notes="starts from checkpoint model.ckpt-28252; max_seq_length 512; eval on 10,000 samples",
+    ),
+    "resnet50": MlperfBenchmark(
+        "resnet50", "resnet50", 0, "full", 0, "epochs",
+        ((1632, 35.0), (3264, 35.1538), (4096, 39.875), (8192, 41.875), (13056, 45.5), (32768, 56.0),
+         (49152, 68.0), (58880, 80.0), (65536, 84.5), (67840, 85.8462)),
+        f"4 * {IMAGENET_TRAIN_IMAGES}", IMAGENET_VAL_IMAGES,
+        notes="evaluation every 4 epochs on the 50,000 ImageNet validation images",
+    ),
+    "stable-diffusion": MlperfBenchmark(
+        "stable-diffusion", "stable-diffusion-v2", 0, "full", 0, "samples",
+        ((256, 2.048e6), (384, 2.56128e6), (512, 2.56e6), (1024, 2.83927e6), (2048, 4.00291e6)),
+        "", 0.0, notes="evaluation offline, not timed (TR40); RCPs of training_4.1.0",
+    ),
+    "llama2-70b-lora": MlperfBenchmark(
+        "llama2-70b-lora", "llama2-70b", 8192, "lora", 16, "samples",
+        ((8, 3178.67), (16, 4032.0), (32, 6037.33), (128, 11264.0)),
+        "384", 0.0, "floor(0.125 * gbs + 2)",
+        notes="LoRA r=16 on qkv and o; eval every 384 sequences; the eval set size is not in the "
+              "reference notes, so evaluation time is not modelled",
+    ),
+}
+
+
+def benchmark_for_workload(workload: str) -> MlperfBenchmark | None:
+    """``mlperf-train/<name>`` -> its preset; None for any other workload."""
+    prefix = "mlperf-train/"
+    if not workload.startswith(prefix):
+        return None
+    return BENCHMARKS.get(workload[len(prefix):])
+
+
+def _eval_formula(expr: str, gbs: float) -> float:
+    """Evaluate one of the rules' small arithmetic formulas of ``gbs`` (trusted constants above)."""
+    return float(eval(expr, {"__builtins__": {}}, {"gbs": gbs, "ceil": np.ceil, "floor": np.floor}))  # noqa: S307
+
+
+def samples_to_converge(bench: MlperfBenchmark, global_batch: float) -> float:
+    """Training samples to reach the target at ``global_batch``: RCP olympic means, linear in GBS
+    between reference batch sizes, held flat below the smallest and extended linearly above the
+    largest (the RCP checker interpolates between neighbours the same way)."""
+    bs = np.array([b for b, _ in bench.rcp], dtype=float)
+    vals = np.array([v for _, v in bench.rcp], dtype=float)
+    if global_batch > bs[-1]:
+        slope = (vals[-1] - vals[-2]) / (bs[-1] - bs[-2])
+        v = vals[-1] + slope * (global_batch - bs[-1])
+    else:
+        v = float(np.interp(global_batch, bs, vals))
+    if bench.rcp_unit == "tokens":
+        return v / bench.seq_len
+    if bench.rcp_unit == "epochs":
+        return v * IMAGENET_TRAIN_IMAGES
+    return v
+
+
+def evaluations(bench: MlperfBenchmark, samples: float, global_batch: float) -> float:
+    """Timed evaluations during ``samples`` of training (0 when evaluation is offline)."""
+    if not bench.eval_every_samples or bench.eval_samples <= 0:
+        return 0.0
+    every = max(_eval_formula(bench.eval_every_samples, global_batch), global_batch)
+    skip = _eval_formula(bench.eval_skip, global_batch)
+    return max(np.floor(samples / every) - skip, 1.0)

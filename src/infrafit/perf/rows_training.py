@@ -1,0 +1,130 @@
+"""Predict one training row of the canonical calibration schema (``validate`` calls ``predict``).
+
+Supported metric kinds: ``time_to_train_min`` (MLPerf Training: samples to converge from the RCPs
+at the row's global batch / predicted throughput + timed evaluations + on-clock start-up),
+``training_tokens_per_s``, ``training_sequences_per_s`` (whole system), ``mfu_fraction`` and
+``model_tflops_per_accel`` (per chip). Parallel degrees the row states are pinned; the rest are
+searched, as a submitter would have. Nothing here reads a row's measured value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from infrafit.errors import InfrafitError
+from infrafit.perf.mlperf_training import (
+    RESNET50_ACTIVATION_ELEMENTS,
+    SD2_SHAPE,
+    MlperfBenchmark,
+    benchmark_for_workload,
+    evaluations,
+    samples_to_converge,
+)
+from infrafit.perf.training import TrainRun, train_run
+from infrafit.perf.training_arch import TrainShape, from_model_arch
+from infrafit.perf.training_profile import TrainingProfile, load_profile, model_class_of
+from infrafit.perf.types import SkipRow
+from infrafit.units import SECONDS_PER_MINUTE, TFLOPS
+
+METRIC_KINDS = ("time_to_train_min", "training_tokens_per_s", "training_sequences_per_s", "mfu_fraction",
+                "model_tflops_per_accel")
+#: Tokens per optimizer step assumed when a non-MLPerf row states no global batch (Llama 3 405B's
+#: first stage: 4M tokens per step; Dubey et al. 2024 sec. 3.4.1).
+DEFAULT_TOKENS_PER_STEP = 4_000_000
+#: PaLM trained at sequence length 2048 (Chowdhery et al. 2022, sec. 5); used when a row omits it.
+DEFAULT_SEQ_LEN = 2048
+
+
+def _int(row: dict[str, str], key: str) -> int:
+    value = (row.get(key) or "").strip()
+    try:
+        return int(float(value)) if value else 0
+    except ValueError:
+        return 0
+
+
+def _shape_for(name: str, ctx: Any) -> TrainShape:
+    if name == "stable-diffusion-v2":
+        return SD2_SHAPE
+    try:
+        shape = from_model_arch(ctx.resolve_model(name))
+    except InfrafitError as err:
+        raise SkipRow(f"model {name!r} is not in the model library: {err.what}") from None
+    if shape.kind == "cnn" and name.startswith("resnet50"):
+        shape = replace(shape, activation_elements_per_sample=RESNET50_ACTIVATION_ELEMENTS)
+    if not shape.is_transformer and not shape.flops_per_sample_fwd:
+        raise SkipRow(f"model {name!r} has no FLOPs per sample in the library")
+    return shape
+
+
+def _accelerator(row: dict[str, str], ctx: Any):
+    try:
+        return ctx.catalog.accelerator(row["accelerator_id"])
+    except InfrafitError as err:
+        raise SkipRow(f"accelerator {row['accelerator_id']!r} not in the catalog: {err.what}") from None
+
+
+def _run(shape: TrainShape, acc, row: dict[str, str], seq_len: int, gbs: int, method: str, lora_rank: int,
+         profile: TrainingProfile) -> TrainRun:
+    fixed = {k: _int(row, k) for k in ("tp", "pp", "dp", "cp", "ep")}
+    precision = (row.get("precision_executed") or row.get("precision") or "").strip() or None
+    try:
+        return train_run(shape, acc, _int(row, "accelerator_count"), seq_len=seq_len, global_batch=gbs,
+                         method=method, precision=precision, lora_rank=lora_rank, fixed=fixed, profile=profile)
+    except InfrafitError as err:
+        raise SkipRow(f"cannot lay out the run: {err.what}") from None
+
+
+def _time_to_train_min(bench: MlperfBenchmark, row: dict[str, str], ctx: Any, profile: TrainingProfile) -> float:
+    gbs = _int(row, "global_batch_size")
+    if gbs <= 0:
+        raise SkipRow("MLPerf training row without global_batch_size")
+    shape = _shape_for(bench.model, ctx)
+    acc = _accelerator(row, ctx)
+    run = _run(shape, acc, row, bench.seq_len, gbs, bench.method, bench.lora_rank, profile)
+    samples = samples_to_converge(bench, gbs)
+    train_s = samples / run.samples_per_s
+    # evaluation is forward only: one third of a training pass per sample (Kaplan et al. 2020).
+    eval_s = evaluations(bench, samples, gbs) * bench.eval_samples * run.step_time_s / gbs / 3.0
+    gen = str(acc.generation)
+    start_s = profile.get("run_overhead_s", gen, model_class_of(shape.kind))
+    return (start_s + train_s + eval_s) / SECONDS_PER_MINUTE
+
+
+def predict_with(row: dict[str, str], ctx: Any, profile: TrainingProfile) -> float:
+    """``predict`` with an explicit efficiency profile (the fitting script varies it)."""
+    if (row.get("task") or "").strip() != "training":
+        raise SkipRow("not a training row")
+    kind = (row.get("metric_kind") or "").strip()
+    if kind not in METRIC_KINDS:
+        raise SkipRow(f"metric kind {kind!r} is not a training metric this model predicts")
+    workload = (row.get("workload") or "").strip()
+    bench = benchmark_for_workload(workload)
+    if workload.startswith("mlperf-train/"):
+        if bench is None:
+            raise SkipRow(f"no preset for MLPerf benchmark {workload!r}")
+        if kind != "time_to_train_min":
+            raise SkipRow(f"{kind} is not reported for MLPerf training")
+        return _time_to_train_min(bench, row, ctx, profile)
+    shape = _shape_for(workload, ctx)
+    acc = _accelerator(row, ctx)
+    seq_len = _int(row, "seq_len") or DEFAULT_SEQ_LEN
+    count = _int(row, "accelerator_count")
+    gbs = _int(row, "global_batch_size") or max(count, DEFAULT_TOKENS_PER_STEP // seq_len // count * count)
+    run = _run(shape, acc, row, seq_len, gbs, "full", 16, profile)
+    if kind == "training_tokens_per_s":
+        return run.tokens_per_s
+    if kind == "training_sequences_per_s":
+        return run.samples_per_s
+    if kind == "mfu_fraction":
+        return run.mfu_fraction
+    return run.model_flops_per_s_per_chip / TFLOPS
+
+
+def predict(row: dict[str, str], ctx: Any) -> float:
+    """Predicted metric of one training row; raises ``SkipRow`` when it cannot be modelled honestly.
+
+    ``ctx`` needs ``.catalog`` (with ``accelerator(id)``) and ``.resolve_model(name)``.
+    """
+    return predict_with(row, ctx, getattr(ctx, "training_profile", None) or load_profile())

@@ -1,0 +1,175 @@
+"""Training and fine-tuning estimates: step time, throughput, MFU, time to train, memory, checkpoints.
+
+The core works on plain numbers (a ``TrainShape``, a ``Chip``, counts, batch and sequence length):
+``train_run`` picks the fastest fitting layout (``training_layout.search``) and derives throughput,
+MFU and time to train. ``estimate_training(workload, config, catalog)`` is the thin adapter the
+``estimate`` command calls; ``best_layouts`` is what the planner calls.
+
+MFU follows the PaLM definition (Chowdhery et al. 2022, appendix B): model FLOPs per token
+``6 N + 12 L H Q T`` (no recomputation, full attention) x tokens/s / (chips x dense bf16 peak).
+Checkpoint save time: the full training state (weights + optimizer, ZeRO sec. 3.1) written by all
+hosts in parallel at the storage write bandwidth given (or, by default, each chip's host link).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from infrafit.errors import InputError
+from infrafit.perf.training_arch import TrainShape, from_model_arch
+from infrafit.perf.training_layout import USABLE_MEMORY_FRACTION, Layout, search
+from infrafit.perf.training_memory import GRAD_BYTES_PER_PARAM, WEIGHT_BYTES_PER_PARAM
+from infrafit.perf.training_profile import TrainingProfile, load_profile
+from infrafit.perf.training_step import Chip
+from infrafit.perf.types import Config, Estimate, Latency, Memory
+
+#: Order in which a training precision falls back when the chip lacks the requested one.
+_FALLBACK = {"fp4": "fp8", "fp8": "bf16", "int8": "bf16", "int4": "bf16", "bf16": "fp16", "fp16": "fp32",
+             "tf32": "fp32"}
+
+
+def training_precision(acc: Any, requested: str | None, shape: TrainShape) -> tuple[str, list[str]]:
+    """The precision the matmuls run at, with notes on any fallback.
+
+    With none requested: fp8 for decoder LLMs on chips with native fp8 (Transformer Engine style
+    mixed fp8 training, Micikevicius et al. 2022 "FP8 Formats for Deep Learning"), else bf16.
+    """
+    notes: list[str] = []
+    want = requested or ("fp8" if shape.kind == "decoder" and acc.peak("fp8") > 0 else "bf16")
+    p = want
+    while acc.peak(p) <= 0:
+        nxt = _FALLBACK.get(p)
+        if nxt is None:
+            raise InputError(f"{acc.id} has no dense peak for {want} or any fallback precision",
+                             fix="choose another accelerator or add its peak to the catalog")
+        p = nxt
+    if p != want:
+        notes.append(f"{want} not native on {acc.id}: fell back to {p}")
+    return p, notes
+
+
+@dataclass(frozen=True)
+class TrainRun:
+    """The best layout and what it achieves."""
+
+    layout: Layout
+    precision: str
+    count: int
+    step_time_s: float
+    tokens_per_s: float
+    samples_per_s: float
+    mfu_fraction: float
+    model_flops_per_s_per_chip: float
+    time_to_train_s: float | None
+    notes: tuple[str, ...] = ()
+    alternatives: tuple[Layout, ...] = field(default_factory=tuple)
+
+
+def model_flops_per_sample(shape: TrainShape, seq_len: int) -> float:
+    """PaLM-convention model FLOPs of one training sample (no recomputation)."""
+    if shape.is_transformer:
+        return seq_len * shape.train_flops_per_token(seq_len, causal=False)
+    return 3.0 * float(shape.flops_per_sample_fwd or 0.0)
+
+
+def train_run(shape: TrainShape, acc: Any, count: int, *, seq_len: int, global_batch: int,
+              method: str = "full", precision: str | None = None, lora_rank: int = 16,
+              fixed: dict[str, int] | None = None, total_samples: float | None = None,
+              profile: TrainingProfile | None = None, top: int = 5) -> TrainRun:
+    """Search layouts and report the fastest fitting one (raises ``InputError`` when none exists)."""
+    prec, notes = training_precision(acc, precision, shape)
+    chip = Chip.from_accelerator(acc, prec)
+    layouts = search(shape, chip, count, seq_len, global_batch, method, lora_rank=lora_rank, fixed=fixed,
+                     top=top, profile=profile or load_profile())
+    if not layouts:
+        raise InputError(f"no parallel layout splits global batch {global_batch} over {count} chips",
+                         fix="use a global batch divisible by the data-parallel degree, or another count")
+    best = layouts[0]
+    if not best.fits:
+        notes.append("no layout fits in memory; the least-memory-bound fastest layout is shown")
+    samples_per_s = global_batch / best.step_time_s
+    tokens_per_s = samples_per_s * seq_len if shape.is_transformer else 0.0
+    model_fps = samples_per_s * model_flops_per_sample(shape, seq_len) / count
+    if method != "full":  # adapters: the frozen weights get no weight-gradient GEMMs
+        model_fps *= 2.0 / 3.0
+    bf16_peak = acc.peak("bf16") or acc.peak("fp16") or chip.peak_flops_per_s
+    ttt = total_samples / samples_per_s if total_samples else None
+    return TrainRun(best, prec, count, best.step_time_s, tokens_per_s, samples_per_s, model_fps / bf16_peak,
+                    model_fps, ttt, tuple(notes), tuple(layouts[1:]))
+
+
+def best_layouts(model: Any, accelerator: Any, count: int, seq_len: int, global_batch: int,
+                 method: str = "full", precision: str | None = None, *, lora_rank: int = 16,
+                 top: int = 5, profile: TrainingProfile | None = None) -> list[Layout]:
+    """The ``top`` layouts (fitting first, then fastest) for a model (``ModelArch`` or ``TrainShape``)."""
+    shape = model if isinstance(model, TrainShape) else from_model_arch(model)
+    prec, _ = training_precision(accelerator, precision, shape)
+    chip = Chip.from_accelerator(accelerator, prec)
+    return search(shape, chip, count, seq_len, global_batch, method, lora_rank=lora_rank, top=top,
+                  profile=profile or load_profile())
+
+
+def checkpoint_save_s(shape: TrainShape, method: str, write_bytes_per_s: float, lora_rank: int = 16) -> float:
+    """Seconds to write one checkpoint: weights + fp32 optimizer state (16 B/param for full training;
+    the adapters' state only for LoRA) at ``write_bytes_per_s`` aggregate."""
+    from infrafit.perf.training_memory import ADAM_STATE_BYTES_PER_PARAM, lora_adapter_params
+
+    if method == "full":
+        state = shape.params_total() * (WEIGHT_BYTES_PER_PARAM + ADAM_STATE_BYTES_PER_PARAM)
+    else:
+        state = lora_adapter_params(shape, lora_rank) * (WEIGHT_BYTES_PER_PARAM + ADAM_STATE_BYTES_PER_PARAM)
+    return state / max(write_bytes_per_s, 1.0)
+
+
+def _default_global_batch(seq_len: int, count: int) -> int:
+    """About 4M tokens per step (Llama 3 405B trained at 4M-16M tokens; Dubey et al. 2024 sec. 3.4),
+    rounded to a multiple of the chip count."""
+    seqs = max(1, round(4_000_000 / seq_len))
+    return max(count, (seqs // count) * count) if count else seqs
+
+
+def estimate_training(workload: Any, config: Config, catalog: Any) -> Estimate:
+    """The ``estimate`` command's training / fine-tuning estimate for one configuration."""
+    tr = workload.training
+    shape = from_model_arch(workload.model_arch())
+    acc = catalog.accelerator(config.accelerator)
+    seq_len = int(tr.seq_len) if shape.is_transformer else 0
+    gbs = int(tr.global_batch or _default_global_batch(max(seq_len, 1), config.count))
+    fixed = {"tp": config.tp, "pp": config.pp, "ep": config.ep, "cp": config.cp, "dp": config.dp or 0}
+    fixed = {k: v for k, v in fixed.items() if v and v > 1}
+    run = train_run(shape, acc, config.count, seq_len=seq_len, global_batch=gbs, method=tr.method,
+                    precision=config.precision, lora_rank=int(tr.lora_rank or 16), fixed=fixed,
+                    total_samples=float(tr.total_samples))
+    lay = run.layout
+    write_bw = config.count * max(float(getattr(acc, "host_bytes_per_s", 0.0) or 0.0), 1e9)
+    ckpt_s = checkpoint_save_s(shape, tr.method, write_bw, int(tr.lora_rank or 16))
+    n_ckpt = (run.time_to_train_s or 0.0) / max(tr.checkpoint_every_minutes * 60.0, 1.0)
+    ttt = (run.time_to_train_s or 0.0) + n_ckpt * ckpt_s
+    memory = Memory(per_accelerator_bytes=lay.memory_bytes, capacity_bytes=acc.memory_bytes * USABLE_MEMORY_FRACTION,
+                    weights_bytes=lay.weights_bytes, activations_bytes=lay.activations_bytes,
+                    optimizer_bytes=lay.optimizer_bytes, gradients_bytes=lay.gradients_bytes)
+    shares = lay.shares
+    bottleneck = _bottleneck(shares)
+    cfg = Config(accelerator=acc.id, count=config.count, precision=run.precision, stack=config.stack,
+                 tp=lay.tp, pp=lay.pp, dp=lay.dp, ep=lay.ep, cp=lay.cp)
+    throughput = {"training_samples_per_s": run.samples_per_s, "mfu_fraction": run.mfu_fraction,
+                  "model_flops_per_s_per_accelerator": run.model_flops_per_s_per_chip}
+    if shape.is_transformer:
+        throughput["training_tokens_per_s"] = run.tokens_per_s
+    breakdown = {"step_time_s": run.step_time_s, "global_batch": gbs, "micro_batch": lay.micro_batch,
+                 "interleave": lay.vpp, "zero_stage": lay.zero_stage, "recompute": lay.recompute,
+                 **shares, "checkpoint_save_s": ckpt_s, "checkpoints": n_ckpt,
+                 "gradient_bytes_per_param": GRAD_BYTES_PER_PARAM, "method": tr.method}
+    return Estimate(config=cfg, stack=config.stack or "default", fits=lay.fits, memory=memory,
+                    throughput=throughput, latency=Latency(), server=None, bottleneck=bottleneck,
+                    breakdown=breakdown, time_to_train_s=ttt, notes=run.notes)
+
+
+def _bottleneck(shares: dict[str, float]) -> str:
+    """Name the largest term of the step: compute, hbm_bandwidth, scaleup_link, pipeline_bubble ..."""
+    names = {"compute_share": "compute", "traffic_share": "hbm_bandwidth", "tp_comm_share": "scaleup_link",
+             "bubble_share": "pipeline_bubble", "dp_comm_share": "scaleout_network",
+             "optimizer_share": "hbm_bandwidth", "overhead_share": "step_overhead"}
+    key = max(shares, key=lambda k: shares[k])
+    return names.get(key, key)

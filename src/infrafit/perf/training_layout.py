@@ -1,0 +1,141 @@
+"""The parallel-layout search: every (tp, pp, dp, ep, cp, micro-batch, interleave, ZeRO, recompute)
+that divides the chips and the batch, scored at once, fastest fitting layout first.
+
+Rules (Megatron-LM practice, Narayanan et al. 2021 sec. 3): tensor parallelism stays inside the
+scale-up domain and divides the attention heads; pipeline stages at most the layer count; context
+parallelism only for long sequences (>= 8k tokens); expert parallelism divides the experts and the
+data-parallel group; data parallel = chips / (tp pp cp) must divide the global batch. Non-transformer
+models (CNN, UNet) are trained data-parallel only.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from infrafit.perf.training_arch import TrainShape
+from infrafit.perf.training_memory import memory_parts
+from infrafit.perf.training_profile import TrainingProfile, load_profile
+from infrafit.perf.training_step import Chip, StepTimes, step_times
+
+#: Share of device memory a training job can use (allocator fragmentation, workspaces, CUDA
+#: context; PyTorch's caching allocator typically leaves 5-10% unusable).
+USABLE_MEMORY_FRACTION = 0.9
+LONG_CONTEXT_TOKENS = 8192
+RECOMPUTE_CHOICES = ("selective", "full")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One scored layout."""
+
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+    cp: int
+    micro_batch: int
+    vpp: int
+    zero_stage: int
+    recompute: str
+    step_time_s: float
+    memory_bytes: float
+    fits: bool
+    weights_bytes: float
+    gradients_bytes: float
+    optimizer_bytes: float
+    activations_bytes: float
+    shares: dict[str, float]
+
+
+def _pow2_upto(n: int) -> list[int]:
+    out, x = [], 1
+    while x <= n:
+        out.append(x)
+        x *= 2
+    return out
+
+
+def enumerate_layouts(shape: TrainShape, count: int, seq_len: int, global_batch: int, domain: int,
+                      fixed: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+    """All admissible layouts as parallel arrays (``fixed`` pins tp/pp/ep/cp/dp when given)."""
+    fixed = {k: v for k, v in (fixed or {}).items() if v}
+    if not shape.is_transformer:
+        dp = count
+        per_chip = max(1, global_batch // dp)
+        rows = [(1, 1, dp, 1, 1, per_chip, 1, z, "none") for z in ((0, 1) if dp > 1 else (0,))]
+        return _arrays(rows)
+    tps = [t for t in _pow2_upto(min(domain, 64, count)) if shape.heads % t == 0]
+    pps = _pow2_upto(min(shape.layers, count, 128))
+    cps = _pow2_upto(min(16, count)) if seq_len >= LONG_CONTEXT_TOKENS else [1]
+    eps = [e for e in _pow2_upto(min(shape.num_experts, count)) if shape.num_experts % e == 0] or [1]
+    rows = []
+    for tp, pp, cp, ep in itertools.product(tps, pps, cps, eps):
+        if any(k in fixed and fixed[k] != v for k, v in (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep))):
+            continue
+        if count % (tp * pp * cp):
+            continue
+        dp = count // (tp * pp * cp)
+        if ("dp" in fixed and fixed["dp"] != dp) or dp % ep or global_batch % dp:
+            continue
+        per_dp = global_batch // dp
+        for mbs in (b for b in _pow2_upto(min(per_dp, 64)) if per_dp % b == 0):
+            for vpp in ([1] if pp == 1 else [v for v in (1, 2, 4) if shape.layers >= pp * v]):
+                for zero in ((1, 3) if dp > 1 else (0,)):
+                    rows.extend((tp, pp, dp, ep, cp, mbs, vpp, zero, rc) for rc in RECOMPUTE_CHOICES)
+    return _arrays(rows)
+
+
+def _arrays(rows: list[tuple]) -> dict[str, np.ndarray]:
+    names = ("tp", "pp", "dp", "ep", "cp", "micro_batch", "vpp", "zero_stage", "recompute")
+    if not rows:
+        return {n: np.array([], dtype=object if n == "recompute" else int) for n in names}
+    cols = list(zip(*rows, strict=True))
+    return {n: np.array(c, dtype=object if n == "recompute" else int) for n, c in zip(names, cols, strict=True)}
+
+
+def score_layouts(shape: TrainShape, chip: Chip, cand: dict[str, np.ndarray], *, seq_len: int,
+                  global_batch: int, method: str, lora_rank: int = 16,
+                  profile: TrainingProfile | None = None):
+    """(StepTimes, MemoryParts) for every candidate."""
+    profile = profile or load_profile()
+    rc = cand["recompute"].astype(str)
+    times = step_times(shape, chip, profile, seq_len=seq_len, global_batch=global_batch, method=method,
+                       tp=cand["tp"], pp=cand["pp"], dp=cand["dp"], ep=cand["ep"], cp=cand["cp"],
+                       micro_batch=cand["micro_batch"], vpp=cand["vpp"], zero_stage=cand["zero_stage"],
+                       recompute=rc, lora_rank=lora_rank)
+    m = global_batch / (cand["dp"] * cand["micro_batch"])
+    mem = memory_parts(shape, seq_len=seq_len, micro_batch=cand["micro_batch"], tp=cand["tp"], pp=cand["pp"],
+                       dp=cand["dp"], ep=cand["ep"], cp=cand["cp"], zero_stage=cand["zero_stage"],
+                       recompute=rc, microbatches=m, method=method, lora_rank=lora_rank)
+    return times, mem
+
+
+def _layout(cand, i: int, times: StepTimes, mem, capacity: float) -> Layout:
+    total = float(mem.total_bytes[i])
+    return Layout(
+        tp=int(cand["tp"][i]), pp=int(cand["pp"][i]), dp=int(cand["dp"][i]), ep=int(cand["ep"][i]),
+        cp=int(cand["cp"][i]), micro_batch=int(cand["micro_batch"][i]), vpp=int(cand["vpp"][i]),
+        zero_stage=int(cand["zero_stage"][i]), recompute=str(cand["recompute"][i]),
+        step_time_s=float(times.total_s[i]), memory_bytes=total, fits=total <= capacity,
+        weights_bytes=float(mem.weights_bytes[i]), gradients_bytes=float(mem.gradients_bytes[i]),
+        optimizer_bytes=float(mem.optimizer_bytes[i]), activations_bytes=float(mem.activations_bytes[i]),
+        shares=times.shares(i),
+    )
+
+
+def search(shape: TrainShape, chip: Chip, count: int, seq_len: int, global_batch: int, method: str = "full",
+           *, lora_rank: int = 16, fixed: dict[str, int] | None = None, top: int = 5,
+           profile: TrainingProfile | None = None) -> list[Layout]:
+    """Layouts sorted fitting-first, then by step time; empty when none divides chips and batch."""
+    cand = enumerate_layouts(shape, count, seq_len, global_batch, chip.scaleup_domain_size, fixed)
+    if cand["tp"].size == 0:
+        return []
+    times, mem = score_layouts(shape, chip, cand, seq_len=seq_len, global_batch=global_batch, method=method,
+                               lora_rank=lora_rank, profile=profile)
+    capacity = USABLE_MEMORY_FRACTION * chip.memory_bytes
+    fits = mem.total_bytes <= capacity
+    order = np.lexsort((times.total_s, ~fits))
+    return [_layout(cand, int(i), times, mem, capacity) for i in order[:top]]

@@ -1,0 +1,113 @@
+"""The training efficiency profile: fitted constants, keyed only by physical quantities.
+
+``catalog/data/perf_profiles_training.csv`` holds one row per constant: ``parameter``, the keys
+``generation`` (chip generation, ``*`` = any) and ``model_class`` (``transformer`` GEMM-heavy,
+``cnn``, ``diffusion`` UNet; ``*`` = any), ``value`` with its ``unit``, and provenance columns.
+It is written by ``scripts/fit_profiles_training.py``; nothing here names a benchmark or a row.
+
+Parameters (see docs/performance-training.md):
+* ``compute_efficiency_generation`` (per generation) x ``compute_efficiency_class`` (per model
+  class): achieved fraction of dense peak FLOP/s on large GEMM-heavy work.
+* ``gemm_half_width``: hidden width at which GEMM efficiency is half its large-shape value
+  (efficiency x w / (w + w_half), w = hidden / sqrt(tp)).
+* ``activation_traffic_factor``: HBM bytes moved per byte of stored activation (element-wise ops).
+* ``tp_comm_exposed_fraction``: share of tensor/context/expert-parallel traffic not hidden.
+* ``dp_overlap_fraction``: share of one micro-batch's compute the gradient sync can hide behind.
+* ``step_overhead_s``: fixed time per optimizer step (launches, synchronisation, host work).
+* ``run_overhead_s``: fixed on-the-clock time per MLPerf run (start-up beyond the allowance).
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from infrafit.errors import CatalogError
+
+PROFILE_FILE = "perf_profiles_training.csv"
+COLUMNS = ("parameter", "generation", "model_class", "value", "unit", "fit_date", "fit_rows", "source",
+           "retrieved_on")
+MODEL_CLASSES = ("transformer", "cnn", "diffusion")
+
+#: Used only when the data file lacks a parameter; physically plausible, documented defaults.
+DEFAULTS: dict[str, float] = {
+    "compute_efficiency_generation": 0.5,
+    "compute_efficiency_class": 1.0,
+    "gemm_half_width": 256.0,
+    "activation_traffic_factor": 3.0,
+    "tp_comm_exposed_fraction": 0.5,
+    "dp_overlap_fraction": 0.8,
+    "step_overhead_s": 0.005,
+    "run_overhead_s": 60.0,
+}
+
+
+@dataclass(frozen=True)
+class TrainingProfile:
+    """Fitted constants; look-ups fall back from exact key to ``*`` to the documented default."""
+
+    values: dict[tuple[str, str, str], float] = field(default_factory=dict)
+
+    def get(self, parameter: str, generation: str = "*", model_class: str = "*") -> float:
+        for key in ((parameter, generation, model_class), (parameter, generation, "*"),
+                    (parameter, "*", model_class), (parameter, "*", "*")):
+            if key in self.values:
+                return self.values[key]
+        return DEFAULTS[parameter]
+
+    def has_generation(self, generation: str) -> bool:
+        return ("compute_efficiency_generation", generation, "*") in self.values
+
+    def compute_efficiency(self, generation: str, model_class: str) -> float:
+        return self.get("compute_efficiency_generation", generation) * self.get(
+            "compute_efficiency_class", "*", model_class)
+
+    def with_values(self, updates: dict[tuple[str, str, str], float]) -> TrainingProfile:
+        merged = dict(self.values)
+        merged.update(updates)
+        return TrainingProfile(merged)
+
+
+def _parse(rows: list[dict[str, str]], where: str) -> TrainingProfile:
+    values: dict[tuple[str, str, str], float] = {}
+    for i, row in enumerate(rows, start=2):
+        missing = [c for c in COLUMNS if c not in row]
+        if missing:
+            raise CatalogError(f"{where}:{i}: missing columns {missing}", fix=f"use the header {','.join(COLUMNS)}")
+        if row["parameter"] not in DEFAULTS:
+            raise CatalogError(f"{where}:{i}: unknown parameter {row['parameter']!r}",
+                               fix=f"use one of {', '.join(DEFAULTS)}")
+        try:
+            value = float(row["value"])
+        except ValueError:
+            raise CatalogError(f"{where}:{i}: value {row['value']!r} is not a number",
+                               fix="write a plain decimal number") from None
+        values[(row["parameter"], row["generation"] or "*", row["model_class"] or "*")] = value
+    return TrainingProfile(values)
+
+
+def read_profile(path: Path | str) -> TrainingProfile:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return _parse(list(csv.DictReader(fh)), str(path))
+
+
+@lru_cache(maxsize=1)
+def load_profile() -> TrainingProfile:
+    """The built-in profile (an empty profile, i.e. the defaults, when the file is absent)."""
+    ref = resources.files("infrafit.catalog").joinpath("data", PROFILE_FILE)
+    if not ref.is_file():
+        return TrainingProfile({})
+    with ref.open("r", encoding="utf-8", newline="") as fh:
+        return _parse(list(csv.DictReader(fh)), PROFILE_FILE)
+
+
+def model_class_of(kind: str) -> str:
+    """Op class of a model kind: transformers are GEMM-heavy; CNNs; diffusion UNets."""
+    if kind == "cnn":
+        return "cnn"
+    if kind == "diffusion":
+        return "diffusion"
+    return "transformer"

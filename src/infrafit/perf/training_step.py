@@ -1,0 +1,200 @@
+"""Training step time over arrays of parallel layouts: compute, memory traffic, collectives, bubble.
+
+One call evaluates every candidate layout (numpy struct-of-arrays). Per optimizer step:
+
+``t_step = (t_compute + t_traffic + t_tp_exposed) x (1 + bubble) + t_dp_exposed + t_optimizer + t_overhead``
+
+* ``t_compute`` = executed FLOPs / (chips x peak x efficiency); efficiency from the profile times a
+  GEMM-size law ``w / (w + w_half)``, ``w = hidden / sqrt(tp)``.
+* ``t_traffic``: element-wise ops stream the activations through HBM (bytes ~ Korthikanti's
+  34 s b h per layer, times a fitted traffic factor), at the chip's memory bandwidth.
+* Tensor parallel: 4 all-reduce-equivalents per layer per micro-batch (2 forward, 2 backward;
+  Shoeybi et al. 2019, sec. 3; with sequence parallelism the same volume as reduce-scatter +
+  all-gather, Korthikanti 2022 sec. 4.2.2); ring volume ``2 (n-1)/n x message`` per chip (Patarasuk &
+  Yuan 2009). Expert parallel: 2 all-to-alls forward, 2 backward per MoE layer (Lepikhin et al. 2020).
+  Context parallel: ring attention passes K and V around the ring (Liu et al. 2023).
+* Pipeline bubble of 1F1B with ``v`` interleaved stages: ``(pp - 1) / (v m)`` (Narayanan et al. 2021,
+  sec. 2.2).
+* Data parallel gradient sync: reduce-scatter + all-gather (= all-reduce volume), hierarchical: inside
+  the scale-up domain at its bandwidth, across domains at the scale-out bandwidth with the message
+  split over the chips of the domain; ZeRO-3 adds a weight all-gather per forward and per backward
+  (ZeRO sec. 7: 1.5x the data-parallel volume). It overlaps one micro-batch of compute.
+* Optimizer: Adam reads and writes master weights, moments and gradients (about 32 bytes/param) at
+  memory bandwidth on the chip's shard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from infrafit.perf.training_arch import TrainShape
+from infrafit.perf.training_memory import (
+    ACT_COEFF_STORED,
+    lora_adapter_params,
+    params_per_chip,
+)
+from infrafit.perf.training_profile import TrainingProfile, model_class_of
+
+#: Bytes read + written per trainable parameter by one Adam update (fp32 w, m, v read and written,
+#: bf16 grad read, bf16 weight copy written): 3 x 4 x 2 + 2 + 2 + 4 = 32.
+OPTIMIZER_BYTES_PER_PARAM = 32.0
+ACTIVATION_BYTES = 2.0  # bf16/fp16 activations on the wire
+
+
+@dataclass(frozen=True)
+class Chip:
+    """The accelerator numbers the step model needs (SI)."""
+
+    generation: str
+    peak_flops_per_s: float
+    memory_bytes: float
+    memory_bytes_per_s: float
+    scaleup_bytes_per_s: float
+    scaleup_domain_size: int
+    scaleout_bytes_per_s: float
+
+    @classmethod
+    def from_accelerator(cls, acc, precision: str) -> Chip:
+        """From a catalog ``Accelerator``: missing links fall back to the host interface (PCIe)."""
+        host = _finite(getattr(acc, "host_bytes_per_s", 0.0))
+        up = _finite(acc.scaleup_bytes_per_s) or host or 1e9
+        out = _finite(acc.scaleout_bytes_per_s) or min(host or up, up)
+        return cls(str(acc.generation), float(acc.peak(precision)), float(acc.memory_bytes),
+                   float(acc.memory_bytes_per_s), up, max(1, int(acc.scaleup_domain_size or 1)), out)
+
+
+def _finite(x) -> float:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return 0.0
+    return x if np.isfinite(x) and x > 0 else 0.0
+
+
+def _ring(n, message_bytes):
+    """Bytes each chip sends in a ring all-reduce of ``message_bytes`` over ``n`` chips."""
+    n = np.asarray(n, dtype=float)
+    return 2.0 * (n - 1.0) / np.maximum(n, 1.0) * message_bytes
+
+
+def method_flop_factor(method: str) -> float:
+    """Matmul FLOPs relative to full training: LoRA/QLoRA skip the weight-gradient GEMMs.
+
+    Forward 2N + activation-gradient 2N of the 6N (Hu et al. 2021 keep the frozen weights' gradients
+    out; the adapter GEMMs are r/h of the rest and ignored): 4/6 = 2/3.
+    """
+    return 1.0 if method == "full" else 2.0 / 3.0
+
+
+def executed_flops_per_token(shape: TrainShape, seq_len: float, method: str, recompute) -> np.ndarray:
+    """Executed FLOPs per token: matmuls x method factor, attention fwd+bwd (3x fwd), recomputation."""
+    matmul_fwd = 2.0 * shape.matmul_params_active()
+    attn_fwd = shape.attention_flops_fwd_per_token(seq_len / 2.0)
+    base = 3.0 * matmul_fwd * method_flop_factor(method) + 3.0 * attn_fwd
+    rc = np.asarray(recompute)
+    extra = np.where(rc == "full", matmul_fwd + attn_fwd, 0.0)  # one more forward pass
+    return base + extra
+
+
+@dataclass(frozen=True)
+class StepTimes:
+    """Per-step seconds of each term (arrays over candidates)."""
+
+    compute_s: np.ndarray
+    traffic_s: np.ndarray
+    tp_comm_s: np.ndarray
+    bubble_s: np.ndarray
+    dp_comm_s: np.ndarray
+    optimizer_s: np.ndarray
+    overhead_s: np.ndarray
+
+    @property
+    def total_s(self) -> np.ndarray:
+        return (self.compute_s + self.traffic_s + self.tp_comm_s + self.bubble_s + self.dp_comm_s
+                + self.optimizer_s + self.overhead_s)
+
+    def shares(self, i: int = 0) -> dict[str, float]:
+        total = float(np.atleast_1d(self.total_s)[i])
+        names = ("compute_s", "traffic_s", "tp_comm_s", "bubble_s", "dp_comm_s", "optimizer_s", "overhead_s")
+        return {n.replace("_s", "_share"): float(np.atleast_1d(getattr(self, n))[i]) / total for n in names}
+
+
+def _dp_sync_s(chip: Chip, grad_bytes, dp, inner):
+    """Hierarchical ring: inside the domain over ``k`` chips, across domains over ``dp / k`` groups."""
+    dp = np.asarray(dp, dtype=float)
+    k = np.clip(np.floor(chip.scaleup_domain_size / np.asarray(inner, float)), 1.0, dp)
+    groups = np.maximum(dp / k, 1.0)
+    intra = _ring(k, grad_bytes) / chip.scaleup_bytes_per_s
+    inter = _ring(groups, grad_bytes / k) / chip.scaleout_bytes_per_s
+    return intra + inter
+
+
+def step_times(shape: TrainShape, chip: Chip, profile: TrainingProfile, *, seq_len: float,
+               global_batch: float, method: str, tp, pp, dp, ep, cp, micro_batch, vpp, zero_stage,
+               recompute, lora_rank: int = 16) -> StepTimes:
+    """Seconds per optimizer step for every candidate (arrays broadcast together)."""
+    tp, pp, dp, ep, cp, mbs, vpp = (np.asarray(x, dtype=float) for x in (tp, pp, dp, ep, cp, micro_batch, vpp))
+    chips = tp * pp * dp * cp
+    mclass = model_class_of(shape.kind)
+    eff = profile.compute_efficiency(chip.generation, mclass)
+    tokens = global_batch * seq_len
+    m = global_batch / (dp * mbs)  # micro-batches per pipeline per step
+    if shape.is_transformer:
+        width = shape.hidden / np.sqrt(tp)
+        eff = eff * width / (width + profile.get("gemm_half_width"))
+        flops = tokens * executed_flops_per_token(shape, seq_len, method, recompute)
+        act_bytes = tokens * shape.layers * shape.hidden * ACT_COEFF_STORED
+    else:
+        flops = global_batch * 3.0 * float(shape.flops_per_sample_fwd or 0.0) * method_flop_factor(method)
+        act_bytes = global_batch * float(shape.activation_elements_per_sample or 0.0) * ACTIVATION_BYTES
+    compute = flops / (chips * chip.peak_flops_per_s * eff)
+    traffic = act_bytes * profile.get("activation_traffic_factor", chip.generation, mclass) / (
+        chips * chip.memory_bytes_per_s)
+    tp_comm = _model_parallel_comm_s(shape, chip, seq_len, mbs, m, tp, pp, ep, cp, recompute)
+    tp_comm = tp_comm * profile.get("tp_comm_exposed_fraction")
+    per_stage = compute + traffic + tp_comm
+    bubble = per_stage * (pp - 1.0) / (vpp * m)
+    trainable = _trainable_params_chip(shape, tp, pp, ep, method, lora_rank)
+    grad_bytes = trainable * ACTIVATION_BYTES
+    zero = np.asarray(zero_stage)
+    volume = np.where(zero >= 3, 1.5, 1.0)
+    if method != "full":  # frozen base weights still gathered under ZeRO-3, adapters synced
+        volume = volume + np.where(zero >= 3, params_per_chip(shape, tp, pp, ep) / np.maximum(trainable, 1.0), 0)
+    sync = _dp_sync_s(chip, grad_bytes * volume, dp, tp * pp * cp)
+    hide = profile.get("dp_overlap_fraction") * per_stage / m
+    dp_exposed = np.maximum(sync - hide, 0.0)
+    shard = np.where(zero >= 1, dp, 1.0)
+    optimizer = trainable / shard * OPTIMIZER_BYTES_PER_PARAM / chip.memory_bytes_per_s
+    overhead = np.full_like(compute, profile.get("step_overhead_s"))
+    return StepTimes(*np.broadcast_arrays(compute, traffic, tp_comm, bubble, dp_exposed, optimizer, overhead))
+
+
+def _trainable_params_chip(shape: TrainShape, tp, pp, ep, method: str, lora_rank: int):
+    if method == "full":
+        return params_per_chip(shape, tp, pp, ep)
+    return lora_adapter_params(shape, lora_rank) / (tp * pp)
+
+
+def _model_parallel_comm_s(shape: TrainShape, chip: Chip, seq_len, mbs, m, tp, pp, ep, cp, recompute):
+    """Tensor-, context- and expert-parallel traffic per step on the busiest stage (seconds)."""
+    if not shape.is_transformer:
+        return np.zeros(np.broadcast(tp, pp).shape)
+    layers = shape.layers / pp
+    s_local = seq_len / cp
+    msg = mbs * s_local * shape.hidden * ACTIVATION_BYTES
+    passes = np.where(np.asarray(recompute) == "full", 6.0, 4.0)  # recompute repeats the forward pair
+    tp_bw = np.where(tp <= chip.scaleup_domain_size, chip.scaleup_bytes_per_s, chip.scaleout_bytes_per_s)
+    tp_s = layers * m * passes * _ring(tp, msg) / tp_bw
+    kv_bytes = mbs * s_local * 2.0 * shape.kv_heads * shape.head_dim * ACTIVATION_BYTES / tp
+    cp_bw = np.where(tp * cp <= chip.scaleup_domain_size, chip.scaleup_bytes_per_s, chip.scaleout_bytes_per_s)
+    cp_s = layers * m * 3.0 * (cp - 1.0) * kv_bytes / cp_bw  # K,V forward once, grads back twice
+    ep_s = 0.0
+    if shape.is_moe:
+        moe_frac = max(0, shape.layers - shape.first_dense_layers) / shape.layers
+        a2a = msg / tp * shape.experts_per_token * (ep - 1.0) / ep
+        ep_bw = np.where(ep * tp <= chip.scaleup_domain_size, chip.scaleup_bytes_per_s,
+                         chip.scaleout_bytes_per_s)
+        ep_s = layers * moe_frac * m * 4.0 * a2a / ep_bw
+    return tp_s + cp_s + ep_s
