@@ -1,0 +1,130 @@
+"""Put a bench run together: resolve and scale the model, detect the device, run, emit each result.
+
+Scaling rule: keep every per-layer shape, keep as many layers as fit ``weight_budget_bytes``
+(default: 5% of RAM, at most 1.5 GB, so a run takes minutes, not hours, and leaves the machine
+usable); when the embedding tables alone would take more than half that budget the vocabulary is
+cut too (recorded in the params, and the FLOP count uses the vocabulary actually run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from infrafit.bench import shapes as sh
+from infrafit.bench.hardware import HostInfo
+from infrafit.bench.predict import Device, cuda_device, local_cpu_device
+from infrafit.bench.results import Measurement
+from infrafit.bench.runner import (
+    ModelBenchConfig,
+    current_rss_bytes,
+    inference_points,
+    run_inference,
+    run_training,
+)
+from infrafit.errors import InputError
+from infrafit.units import GB
+
+DEFAULT_RAM_FRACTION = 0.05
+DEFAULT_BUDGET_CAP_BYTES = 1.5 * GB
+QUICK_BUDGET_BYTES = 8e6
+QUICK_IMAGE_SIZE = 64
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """The sweep of one run (``quick`` gives tiny shapes for tests and smoke checks)."""
+
+    batch_sizes: tuple[int, ...]
+    seq_lens: tuple[int, ...]
+    budget_s: float
+    triad_bytes: float
+    storage_bytes: float
+    checkpoint_bytes: float
+
+    @classmethod
+    def default(cls, quick: bool) -> Sizes:
+        if quick:
+            return cls((1, 2), (16, 32), 0.2, 8e6, 4e6, 2e6)
+        return cls((1, 4), (128, 512), 3.0, 256e6, 256e6, 128e6)
+
+
+def resolve_arch(name: str) -> Any:
+    """A library model (``get_model``) or a Hugging Face ``config.json`` path."""
+    from pathlib import Path
+
+    from infrafit.workload.models import get_model
+
+    if name.endswith(".json") and Path(name).exists():
+        from infrafit.workload.hf_config import from_hf_config
+
+        return from_hf_config(name)
+    return get_model(name)
+
+
+def scaled_shape(arch: Any, host: HostInfo, *, quick: bool, layers: int | None = None,
+                 weight_budget_bytes: float | None = None, precision: str = "fp32") -> sh.BenchShape:
+    """The runnable shape: the arch's per-layer shapes with as many layers as fit the budget."""
+    shape = sh.shape_from_arch(arch)
+    if shape.kind == "cnn" and quick:
+        shape = replace(shape, image_size=QUICK_IMAGE_SIZE)
+    budget = weight_budget_bytes or (QUICK_BUDGET_BYTES if quick else
+                                     min(DEFAULT_RAM_FRACTION * host.memory_bytes, DEFAULT_BUDGET_CAP_BYTES))
+    if shape.kind == "cnn":
+        return replace(shape, num_layers=min(layers or (4 if quick else shape.full_num_layers), shape.full_num_layers))
+    fitted = sh.fit_to_budget(shape, budget, precision)
+    if layers is not None:
+        if layers < 1:
+            raise InputError(f"--layers must be >= 1 (got {layers})", fix="pass --layers 1 or more")
+        fitted = replace(fitted, num_layers=min(layers, shape.full_num_layers))
+    return fitted
+
+
+def detect_device(host: HostInfo, device: str, memory_bytes_per_s: float, threads: int | None = None) -> Device | None:
+    """The predictor's view of the measured device; ``None`` when a GPU is not in the catalog."""
+    if not device.startswith("cuda"):
+        return local_cpu_device(host, memory_bytes_per_s, threads)
+    if not host.gpus:
+        return None
+    try:
+        from infrafit.catalog import load_catalog
+
+        acc = load_catalog().accelerator(host.gpus[0].name)
+    except Exception:  # noqa: BLE001 - an unknown GPU still gets measured, just not predicted
+        return None
+    return cuda_device(acc.id, dict(acc.peak_flops_per_s), acc.memory_bytes_per_s)
+
+
+def check_device(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise InputError("--device cuda was asked for but torch sees no CUDA GPU",
+                         fix="run on a machine with a GPU and a CUDA build of torch, or use --device cpu")
+    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
+        raise InputError(f"unknown device {device!r}", fix="use --device cpu or --device cuda")
+
+
+def run_model_bench(shape: sh.BenchShape, cfg: ModelBenchConfig, device: Device | None,
+                    emit: Callable[[Measurement], None], on_total: Callable[[int], None] = lambda n: None,
+                    advance: Callable[[], None] = lambda: None) -> None:
+    """Build the model on ``cfg.device`` in ``cfg.precision``, then run inference and training sweeps."""
+    import torch
+
+    from infrafit.bench.models import DTYPES, build_model
+
+    if cfg.precision not in DTYPES:
+        raise InputError(f"bench precision {cfg.precision!r} is not runnable here",
+                         fix=f"use one of {', '.join(DTYPES)} (int8 is covered by check-model)")
+    check_device(cfg.device)
+    baseline = current_rss_bytes()
+    model = build_model(shape).to(device=cfg.device, dtype=DTYPES[cfg.precision])
+    points = inference_points(shape, cfg)
+    on_total(len(points) * (2 if cfg.train else 1))
+    run_inference(model, shape, cfg, device, emit, advance)
+    if cfg.train:
+        run_training(model, shape, cfg, device, emit, points, advance, baseline_rss_bytes=baseline)
+    del model
+    if cfg.device.startswith("cuda"):
+        torch.cuda.empty_cache()
