@@ -46,6 +46,7 @@ SECONDS_PER_MONTH: Final = HOURS_PER_MONTH * SECONDS_PER_HOUR
 
 # --- power ---------------------------------------------------------------------------------------
 W_PER_KW: Final = 1e3
+W_PER_MILLIWATT: Final = 1e-3  # watts per milliwatt (NVML reports power in mW)
 
 # --- precisions ------------------------------------------------------------------------------------
 #: Storage bytes per element of each numeric precision infrafit knows.
