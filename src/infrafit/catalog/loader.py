@@ -163,8 +163,11 @@ def _rows(path: Path) -> Iterator[tuple[int, list[str]]]:
 
 
 def _row_issues(rec: dict[str, object], schema: Schema) -> list[tuple[str, str]]:
-    """Cross-column rules: a region needs an ISO 3166 alpha-2 country."""
-    out: list[tuple[str, str]] = []
+    """Cross-column rules: a region needs an ISO 3166 alpha-2 country; per-table rules from ``ROW_CHECKS``."""
+    from infrafit.catalog.tables import ROW_CHECKS
+
+    check = ROW_CHECKS.get(schema.name)
+    out: list[tuple[str, str]] = list(check(rec)) if check else []
     if "region" in rec and "country" in rec and rec["region"]:
         country = str(rec["country"])
         if not country:

@@ -66,5 +66,82 @@ ALIASES = Schema(
     doc="Names that resolve to accelerator ids.",
 )
 
+HOST_KINDS = ("cloud_instance", "server")
+MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly", "on_prem")
+
+HOSTS = Schema(
+    "hosts",
+    (
+        text("id", "stable host id"),
+        text("name", "instance type or server build name"),
+        text("provider", "cloud provider, or generic for a server build"),
+        text("host_kind", "cloud_instance | server (a dedicated or on-prem build)", choices=HOST_KINDS),
+        text("accelerator_id", "accelerator in the box (accelerators.csv id)"),
+        num("accelerator_count", "accelerators per box", kind="int", minimum=1),
+        num("vcpu_count", "hardware threads (cloud vCPUs; servers: cores x 2); empty = not stated", required=False),
+        num("ram_bytes", "host RAM, bytes; empty = not stated", required=False),
+        num("nvme_bytes", "local NVMe capacity, bytes (0 = network storage only)", required=False),
+        num("nvme_drive_count", "local NVMe drives", required=False, kind="int"),
+        num("nvme_read_bytes_per_s", "local NVMe sequential read, bytes/s (drives x 3.0e9 rule)", required=False),
+        num("network_bits_per_s", "host network bandwidth, bits/s (EFA/InfiniBand/RoCE total)", required=False),
+        num("power_w", "server power at full load, watts (servers only)", required=False),
+        text("confidence", "high | medium | low", choices=CONFIDENCE),
+        Column("derived", "bool", doc="true when a figure is derived by a documented rule (see notes)"),
+        text("notes", "caveats and derivations", required=False),
+        *provenance(),
+    ),
+    references={"accelerator_id": "accelerators"},
+    doc="Cloud instance types and typical dedicated/on-prem server builds.",
+)
+
+OFFERS = Schema(
+    "offers",
+    (
+        text("id", "stable offer id"),
+        text("provider", "AWS, GCP, Azure, Oracle, Lambda, RunPod, dedicated (market rate), purchase, ..."),
+        text("region", "provider region or city slug; empty for purchases", required=False),
+        text("city", "city of the region", required=False),
+        text("country", "ISO 3166 alpha-2 code of the region (required when region is set)", required=False),
+        text("mode", "deployment mode", choices=MODES),
+        text("host_id", "the host (hosts.csv id) the price buys"),
+        text("accelerator_id", "accelerator of the host (accelerators.csv id)"),
+        num("accelerator_count", "accelerators the price buys", kind="int", minimum=1),
+        num("usd_per_hour", "price per hour of the whole host (cloud modes)", required=False),
+        num("usd_per_month", "price per month (dedicated_monthly)", required=False),
+        num("contract_months", "minimum contract length (dedicated_monthly)", required=False, kind="int"),
+        num("purchase_usd", "purchase price (on_prem)", required=False),
+        text("includes", "what the price includes", required=False),
+        Column("host_included", "bool", doc="false when the price covers only the accelerators (GCP GPU part, baseboards)"),
+        text("confidence", "high | medium | low", choices=CONFIDENCE),
+        Column("derived", "bool", doc="true when the price is derived by a documented rule (see notes)"),
+        text("notes", "how the price was derived, ranges, caveats", required=False),
+        *provenance(),
+    ),
+    references={"host_id": "hosts", "accelerator_id": "accelerators"},
+    doc="Prices: one row per provider x region x mode x host.",
+)
+
+_PRICE_BY_MODE = {
+    "cloud_on_demand": "usd_per_hour", "cloud_spot": "usd_per_hour", "cloud_reserved_1y": "usd_per_hour",
+    "cloud_reserved_3y": "usd_per_hour", "dedicated_monthly": "usd_per_month", "on_prem": "purchase_usd",
+}
+
+
+def offer_row_issues(rec: dict[str, object]) -> list[tuple[str, str]]:
+    """An offer's price sits in the column of its mode (and only there); dedicated needs contract months."""
+    want = _PRICE_BY_MODE[str(rec["mode"])]
+    out = []
+    if rec[want] != rec[want]:  # nan
+        out.append((f"mode {rec['mode']} needs a price in {want}", f"fill {want}"))
+    for other in set(_PRICE_BY_MODE.values()) - {want}:
+        if rec[other] == rec[other]:
+            out.append((f"{other} is set but mode is {rec['mode']}", f"move the price to {want} or change mode"))
+    if rec["mode"] == "dedicated_monthly" and rec["contract_months"] != rec["contract_months"]:
+        out.append(("dedicated_monthly needs contract_months", "fill contract_months (1 for month-to-month)"))
+    return out
+
+
+ROW_CHECKS = {"offers": offer_row_issues}
+
 #: Every built-in table, in load order (a table named in ``references`` loads before its users).
-TABLES: dict[str, Schema] = {s.name: s for s in (ACCELERATORS, ALIASES)}
+TABLES: dict[str, Schema] = {s.name: s for s in (ACCELERATORS, ALIASES, HOSTS, OFFERS)}
