@@ -1,0 +1,197 @@
+"""Inference of non-LLM models: encoders, CNNs, ViTs, diffusion, speech, tabular; GPUs, TPUs, CPUs.
+
+The model, one accelerator serving batches (replicas on ``count`` chips, no model parallelism):
+
+* Step time of a batch of ``b`` (roofline plus a fixed per-invocation overhead; Williams et al.,
+  CACM 2009 for the roofline)::
+
+      S(b) = passes x overhead + max(b x F / (peak x eff),  (passes x W + b x io) / (bw x eff_mem))
+
+  ``F`` forward FLOPs per sample (all passes), ``W`` weight bytes read per pass, ``io`` bytes in/out
+  per sample. The overhead is what makes small batches slow: utilisation = ``w / (w + w_half)``
+  with ``w = b x F`` and ``w_half = passes x overhead x peak x eff`` (the saturating curve).
+* Offline (MLPerf Offline, batch jobs): throughput ``count x b / S(b)`` at the smallest batch that
+  reaches 98% of the largest batch that fits in memory; ``b / S(b)`` never falls as ``b`` grows.
+* Server (MLPerf Server, realtime under a p99 SLO): Poisson arrivals split evenly over the chips,
+  greedy dynamic batching. In steady state at utilisation 1 each batch holds the arrivals during
+  the previous batch, so ``lambda = b / S(b)`` and a request waits for the batch in flight and
+  then its own: ``p99 ~ S(b) + S(b + z99 sqrt(b))`` (Poisson count fluctuation, ``z99 = 2.326``).
+  The sustained rate is the largest ``lambda(b)`` whose p99 meets the bound; below it the queue is
+  not saturated and latency falls.
+
+CPUs use the same ladder with their AMX/AVX-512 peak per socket (catalog ``peak``) and ``count`` =
+sockets. Efficiencies come from ``perf.nonllm_profiles``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from infrafit.perf.nonllm_profiles import NonLLMProfile, load_profile
+from infrafit.perf.nonllm_work import SampleWork, sample_work
+from infrafit.perf.types import Config, Estimate
+from infrafit.units import TFLOPS
+
+Z99 = 2.326  # standard normal 99th percentile
+BATCH_GRID = np.unique(np.concatenate([2.0 ** np.arange(0, 17), np.round(1.5 * 2.0 ** np.arange(0, 16))]))
+MEMORY_RESERVE_FRACTION = 0.1  # runtime, workspace and fragmentation kept free on the device
+
+#: When the catalog lacks a peak for the requested precision, the next precision that runs on the
+#: same units at the same or a known rate (Hopper/Ada tensor cores run int8 and fp8 at one rate).
+PRECISION_FALLBACK: dict[str, tuple[str, ...]] = {
+    "int8": ("int8", "fp8", "fp16", "bf16"), "fp8": ("fp8", "int8", "fp16", "bf16"),
+    "fp4": ("fp4", "fp8", "int8", "fp16", "bf16"), "int4": ("int4", "int8", "fp8", "fp16", "bf16"),
+    "bf16": ("bf16", "fp16", "fp32"), "fp16": ("fp16", "bf16", "fp32"), "fp32": ("fp32", "tf32"),
+    "tf32": ("tf32", "fp32"),
+}
+
+
+@dataclass(frozen=True)
+class Devices:
+    """Struct of arrays over accelerators: what the non-LLM model reads from the catalog."""
+
+    ids: tuple[str, ...]
+    peak_flops_per_s: np.ndarray
+    memory_bytes: np.ndarray
+    memory_bytes_per_s: np.ndarray
+    kind: np.ndarray
+    w_per_tflops: np.ndarray
+    precision_used: tuple[str, ...]
+
+
+def executed_precision(acc: Any, precision: str) -> tuple[str, float]:
+    """``(precision that runs, its peak)``; the first supported entry of ``PRECISION_FALLBACK``."""
+    for p in PRECISION_FALLBACK.get(precision, (precision,)):
+        peak = float(acc.peak(p))
+        if peak > 0:
+            return p, peak
+    return precision, 0.0
+
+
+def devices(accelerators: Sequence[Any], precision: str) -> Devices:
+    """Gather the arrays the model needs from catalog ``Accelerator`` objects."""
+    used, peaks = zip(*(executed_precision(a, precision) for a in accelerators), strict=True)
+    peak = np.array(peaks, dtype=float)
+    tdp = np.array([float(a.tdp_w) if a.tdp_w and a.tdp_w == a.tdp_w else np.nan for a in accelerators])
+    return Devices(
+        ids=tuple(a.id for a in accelerators), peak_flops_per_s=peak,
+        memory_bytes=np.array([a.memory_bytes for a in accelerators], dtype=float),
+        memory_bytes_per_s=np.array([a.memory_bytes_per_s for a in accelerators], dtype=float),
+        kind=np.array([a.kind for a in accelerators], dtype=object),
+        w_per_tflops=tdp / np.where(peak > 0, peak / TFLOPS, np.nan), precision_used=tuple(used))
+
+
+def step_time_s(batch, work: SampleWork, dev: Devices, eff, profile: NonLLMProfile):
+    """``(S, compute, memory, overhead)`` of one batch step; arrays broadcast (devices x batches)."""
+    b = np.asarray(batch, dtype=float)
+    peak = dev.peak_flops_per_s[:, None]
+    bw = dev.memory_bytes_per_s[:, None] * profile.memory_efficiency
+    t_c = b * work.flops / (peak * np.asarray(eff)[:, None])
+    t_m = (work.passes * work.weight_bytes + b * work.io_bytes) / bw
+    t_o = work.passes * profile.overhead_s(work.op_class) * np.ones_like(t_c)
+    return t_o + np.maximum(t_c, t_m), t_c, t_m, t_o
+
+
+def max_batch_fitting(work: SampleWork, dev: Devices) -> np.ndarray:
+    """Largest batch whose weights + activations fit on one device (0 when the weights do not)."""
+    free = dev.memory_bytes * (1.0 - MEMORY_RESERVE_FRACTION) - work.weight_bytes
+    return np.floor(np.maximum(free, 0.0) / max(work.activation_bytes, 1.0))
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """Per configuration (arrays over devices): throughput and the batch and latency behind it."""
+
+    offline_samples_per_s: np.ndarray
+    offline_batch: np.ndarray
+    offline_batch_latency_s: np.ndarray
+    server_samples_per_s: np.ndarray
+    server_batch: np.ndarray
+    server_p99_s: np.ndarray
+    compute_share: np.ndarray  # of the offline step: compute / (overhead + max(compute, memory))
+    memory_bound: np.ndarray
+    efficiency: np.ndarray
+    fits: np.ndarray
+
+
+def capacity(work: SampleWork, dev: Devices, counts, latency_slo_s: float | None,
+             profile: NonLLMProfile | None = None, batch_sizes=None) -> Capacity:
+    """Offline and SLO-bound (server) throughput of ``counts`` replicas on each device."""
+    prof = profile or load_profile()
+    eff = prof.efficiency(work.op_class, dev.kind, dev.w_per_tflops)
+    grid = np.asarray(batch_sizes if batch_sizes is not None else BATCH_GRID, dtype=float)[None, :]
+    s, t_c, t_m, t_o = step_time_s(grid, work, dev, eff, prof)
+    fits_b = grid <= max_batch_fitting(work, dev)[:, None]
+    rate = np.where(fits_b, grid / s, 0.0)
+    best = rate.max(axis=1)
+    i_off = np.argmax(rate >= 0.98 * best[:, None], axis=1)
+    rows = np.arange(len(dev.ids))
+    s_off = s[rows, i_off]
+    n = np.asarray(counts, dtype=float)
+    if latency_slo_s:
+        s_tail, *_ = step_time_s(grid + Z99 * np.sqrt(grid), work, dev, eff, prof)
+        p99 = s + s_tail
+        ok = fits_b & (p99 <= latency_slo_s)
+        srate = np.where(ok, rate, 0.0)
+        i_srv = np.argmax(srate, axis=1)
+        server = srate[rows, i_srv]
+        server_b = np.where(server > 0, grid[0, i_srv], 0.0)
+        server_p99 = np.where(server > 0, p99[rows, i_srv], np.nan)
+    else:
+        server, server_b, server_p99 = best, grid[0, i_off], 2.0 * s_off
+    return Capacity(
+        offline_samples_per_s=n * rate[rows, i_off], offline_batch=grid[0, i_off], offline_batch_latency_s=s_off,
+        server_samples_per_s=n * server, server_batch=server_b, server_p99_s=server_p99,
+        compute_share=t_c[rows, i_off] / s_off, memory_bound=t_m[rows, i_off] > t_c[rows, i_off],
+        efficiency=np.asarray(eff, dtype=float), fits=max_batch_fitting(work, dev) >= 1)
+
+
+def nonllm_capacity(model: Any, accelerators: Sequence[Any], counts, precision: str,
+                    batch_sizes=None, latency_slo_s: float | None = None, **shape: Any) -> dict[str, np.ndarray]:
+    """Vectorized planner entry: samples/s each (accelerator, count) sustains within the SLO.
+
+    ``shape`` passes ``seq_len``, ``steps``, ``guidance_passes``, ``output_tokens`` to the work ladder.
+    Returns arrays: ``samples_per_s`` (SLO-bound when ``latency_slo_s`` is given, else offline),
+    ``offline_samples_per_s``, ``batch``, ``p99_s``, ``fits``.
+    """
+    work = sample_work(model, precision, **shape)
+    cap = capacity(work, devices(accelerators, precision), counts, latency_slo_s, batch_sizes=batch_sizes)
+    return {"samples_per_s": np.where(cap.fits, cap.server_samples_per_s, 0.0),
+            "offline_samples_per_s": np.where(cap.fits, cap.offline_samples_per_s, 0.0),
+            "batch": cap.server_batch, "p99_s": cap.server_p99_s, "fits": cap.fits}
+
+
+def latency_at_rate(work: SampleWork, dev: Devices, rate_per_chip: float, profile: NonLLMProfile | None = None):
+    """``(batch, p50, p99)`` of greedy batching at an offered rate below capacity (one device).
+
+    The batch is the smallest whose rate ``b / S(b)`` covers the offered rate; a request waits on
+    average half a step and then its own (p50 ~ 1.5 S), at p99 a whole step of the larger batch.
+    """
+    prof = profile or load_profile()
+    eff = prof.efficiency(work.op_class, dev.kind[:1], dev.w_per_tflops[:1])
+    grid = BATCH_GRID[None, :]
+    sub = Devices(dev.ids[:1], dev.peak_flops_per_s[:1], dev.memory_bytes[:1], dev.memory_bytes_per_s[:1],
+                  dev.kind[:1], dev.w_per_tflops[:1], dev.precision_used[:1])
+    s, *_ = step_time_s(grid, work, sub, eff, prof)
+    ok = grid[0] / s[0] >= rate_per_chip
+    i = int(np.argmax(ok)) if ok.any() else len(BATCH_GRID) - 1
+    b = float(BATCH_GRID[i])
+    s_tail, *_ = step_time_s(np.array([[b + Z99 * np.sqrt(b)]]), work, sub, eff, prof)
+    return b, 1.5 * float(s[0, i]), float(s[0, i] + s_tail[0, 0])
+
+
+def estimate_nonllm(workload: Any, config: Config, catalog: Any, *, shape: dict | None = None,
+                    latency_slo_s: float | None = None, profile: NonLLMProfile | None = None) -> Estimate:
+    """One configuration of a non-LLM inference workload, fully broken down.
+
+    ``workload`` is a ``Workload`` (``model_arch()``, ``inference.slo``, ``inference.traffic``) or any
+    object with ``model`` (a ``ModelArch``) and optional ``latency_slo_s`` / ``requests_per_s``.
+    """
+    from infrafit.perf.nonllm_estimate import build_estimate
+
+    return build_estimate(workload, config, catalog, shape=shape or {}, latency_slo_s=latency_slo_s,
+                          profile=profile or load_profile())
