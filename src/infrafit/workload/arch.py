@@ -41,8 +41,9 @@ class Component(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     name: str
     params: float
-    flops_fwd: float  # forward FLOPs of one run at the model's reference input
-    runs_per_sample: float = 1.0  # e.g. UNet: steps x 2 with classifier-free guidance
+    flops_fwd: float  # forward FLOPs of one run (batch 1) at the model's reference input
+    runs_per_sample: float = 1.0  # runs per generated item; 0 = not used at inference (VAE encoder)
+    per_step: bool = False  # runs once per denoising step x guidance_batch_factor (the UNet)
     source: str = ""
 
 
@@ -358,12 +359,19 @@ class ModelArch(BaseModel):
         total = s * float(base["dense"]) + att
         return float(total) if np.ndim(total) == 0 else total
 
-    def flops_per_sample(self, seq_len: int | None = None) -> float:
+    def component_runs(self, c: Component, steps: int | None = None) -> float:
+        """Runs of a component per generated item: UNet = steps x guidance_batch_factor."""
+        if c.per_step:
+            return float((steps or self.diffusion_steps or 1) * self.guidance_batch_factor)
+        return float(c.runs_per_sample)
+
+    def flops_per_sample(self, seq_len: int | None = None, steps: int | None = None) -> float:
         """Forward FLOPs of one item: an encoder sequence (``seq_len`` or ``reference_seq_len``),
-        an image (CNN/ViT at its reference size), a diffusion image (all components, steps x CFG),
-        the Whisper encoder over one 30 s window, one row of a tabular model."""
+        an image (CNN/ViT at its reference size), a diffusion image (all components; the UNet
+        ``steps`` (default ``diffusion_steps``) x ``guidance_batch_factor`` times), the Whisper
+        encoder over one 30 s window, one row of a tabular model."""
         if self.components:
-            return float(sum(c.flops_fwd * c.runs_per_sample for c in self.components))
+            return float(sum(c.flops_fwd * self.component_runs(c, steps) for c in self.components))
         if self.kind == "tabular":
             return self.tabular_ops_per_row()
         if self.kind == "encoder" and self.is_transformer:
