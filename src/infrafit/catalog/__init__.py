@@ -73,8 +73,8 @@ def _overlay_files(folder: str) -> dict[str, Path]:
     out: dict[str, Path] = {}
     for file in sorted(path.glob("*.csv")):
         name = file.stem
-        if name.startswith(FOREIGN_PREFIXES):
-            continue
+        if name.startswith(FOREIGN_PREFIXES) or (name not in TABLES and (DATA_DIR / file.name).exists()):
+            continue  # a data file another package owns and overlays itself
         if name not in TABLES:
             raise CatalogError(
                 f"{file}: no catalog table is called {name!r}",

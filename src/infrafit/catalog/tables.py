@@ -141,7 +141,88 @@ def offer_row_issues(rec: dict[str, object]) -> list[tuple[str, str]]:
     return out
 
 
+SUPPORT = ("first-class", "supported", "experimental", "none")
+FRAMEWORKS_SCHEMA = Schema(
+    "frameworks",
+    (
+        text("id", "framework:family"),
+        text("framework", "pytorch | tensorflow | jax | onnx | sklearn | xgboost",
+             choices=("pytorch", "tensorflow", "jax", "onnx", "sklearn", "xgboost")),
+        text("family", "accelerator family (as in accelerators.csv)"),
+        text("support", "first-class | supported | experimental | none", choices=SUPPORT),
+        text("runtime", "the runtime the framework goes through (CUDA, ROCm, PyTorch/XLA, Neuron SDK, ...)"),
+        text("caveats", "custom CUDA ops, dynamic shapes and recompilation, operator coverage", required=False),
+        num("porting_effort_engineer_weeks", "typical effort to move a working CUDA/PyTorch workload here, engineer-weeks"),
+        text("confidence", "high | medium | low", choices=CONFIDENCE),
+        text("notes", "caveats and how the effort was judged", required=False),
+        *provenance(),
+    ),
+    doc="Framework support per accelerator family.",
+)
+STACKS = Schema(
+    "stacks",
+    (
+        text("id", "stack id, as software_stack_family in the calibration sets"),
+        text("name", "display name"),
+        text("aliases", "other names, ';'-separated", required=False),
+        text("families", "accelerator families the stack supports, ';'-separated"),
+        text("tasks", "training;inference"),
+        text("phases", "training;prefill;decode"),
+        text("notes", "caveats", required=False),
+        *provenance(),
+    ),
+    doc="Serving and training software stacks (their efficiencies live in perf_profiles*.csv).",
+)
+
+
+def _cost(name: str, columns: tuple[Column, ...], doc: str) -> Schema:
+    return Schema(name, (text("id", "row id"), *columns, text("confidence", "high | medium | low", choices=CONFIDENCE),
+                         text("notes", "caveats and rules", required=False), *provenance()), doc=doc)
+
+
+COST_TABLES = (
+    _cost("cost_egress", (
+        text("provider", "provider (as in offers.csv)"),
+        num("tier_start_bytes", "tier starts after this monthly volume, bytes"),
+        num("tier_end_bytes", "tier ends at this monthly volume, bytes; empty = unbounded", required=False),
+        num("usd_per_gb", "internet egress price in the tier, USD per GB (1e9 bytes)"),
+        num("free_bytes_per_month", "free monthly allowance, bytes"),
+    ), "Internet egress price tiers per provider."),
+    _cost("cost_storage", (
+        text("provider", "provider, or any"),
+        text("storage_class", "object | block | local_nvme", choices=("object", "block", "local_nvme")),
+        num("usd_per_gb_month", "USD per GB (1e9 bytes) stored per month"),
+    ), "Storage prices."),
+    _cost("cost_electricity", (
+        text("region", "region slug (us-virginia, ...) or default"),
+        text("country", "ISO 3166 alpha-2"),
+        text("sector", "commercial | industrial", choices=("commercial", "industrial")),
+        num("usd_per_kwh", "retail electricity price, USD per kWh"),
+    ), "Electricity prices by region."),
+    _cost("cost_pue", (
+        text("facility", "facility type"),
+        num("pue_ratio", "power usage effectiveness (facility power / IT power)", minimum=1.0),
+    ), "Power usage effectiveness."),
+    _cost("cost_colocation", (
+        text("region", "region slug"),
+        text("country", "ISO 3166 alpha-2"),
+        num("usd_per_kw_month", "colocation rent per kW of IT capacity per month"),
+    ), "Colocation rent."),
+    _cost("cost_maintenance", (
+        text("item", "what the share covers"),
+        num("annual_fraction", "yearly cost as a fraction of the hardware purchase price"),
+    ), "Hardware maintenance and support shares."),
+    _cost("cost_discounts", (
+        text("provider", "provider"),
+        text("commitment", "cloud_reserved_1y | cloud_reserved_3y | sustained_use"),
+        num("typical_fraction", "typical discount off on-demand seen in paired prices (fraction)"),
+        num("max_fraction", "published maximum discount (fraction)"),
+    ), "Commitment discounts."),
+)
+
 ROW_CHECKS = {"offers": offer_row_issues}
 
 #: Every built-in table, in load order (a table named in ``references`` loads before its users).
-TABLES: dict[str, Schema] = {s.name: s for s in (ACCELERATORS, ALIASES, HOSTS, OFFERS)}
+TABLES: dict[str, Schema] = {
+    s.name: s for s in (ACCELERATORS, ALIASES, HOSTS, OFFERS, FRAMEWORKS_SCHEMA, STACKS, *COST_TABLES)
+}
