@@ -65,6 +65,11 @@ class CostParams:
         1 byte per UTF-8 character, doubled for streaming/JSON framing -> 8 bytes on the wire.
     hours_per_engineer_week: 40 h, the standard full-time week used to cost engineer-weeks.
     storage_retained_checkpoints: checkpoints kept on hot storage at any time.
+    onprem_life_years: straight-line depreciation life of owned accelerator servers. 4 years is
+        the conservative end of practice: hyperscalers depreciate servers over 5-6 years (Microsoft
+        and Alphabet 10-K filings, 2022-2023), GPU generations turn over every ~2 years.
+    onprem_residual_fraction: resale value at the end of the life, 10 % of purchase (assumption;
+        four-year-old data-centre GPUs resell for a small fraction of list).
     """
 
     headroom_fraction: float = 0.20
@@ -76,6 +81,8 @@ class CostParams:
     bytes_per_output_token: float = 8.0
     hours_per_engineer_week: float = 40.0
     storage_retained_checkpoints: int = 3
+    onprem_life_years: float = 4.0
+    onprem_residual_fraction: float = 0.10
 
     def __post_init__(self) -> None:
         checks = {
@@ -88,6 +95,8 @@ class CostParams:
             "bytes_per_output_token": self.bytes_per_output_token >= 0,
             "hours_per_engineer_week": self.hours_per_engineer_week > 0,
             "storage_retained_checkpoints": self.storage_retained_checkpoints >= 0,
+            "onprem_life_years": self.onprem_life_years > 0,
+            "onprem_residual_fraction": 0 <= self.onprem_residual_fraction < 1,
         }
         for name, ok in checks.items():
             if not ok:
