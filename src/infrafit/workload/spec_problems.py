@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from infrafit.errors import Problem, suggest
-from infrafit.workload.spec_types import FIX_MARK
+from infrafit.workload.spec_types import AT_MARK, FIX_MARK
 from infrafit.workload.yaml_loader import FieldPath, Loaded, dotted
 
 Triple = tuple[tuple[str | int, ...], str, str]
@@ -98,6 +98,9 @@ def _one(err: dict[str, Any], loc: FieldPath, root: type[BaseModel]) -> Triple:
     msg = str(err.get("msg", "invalid value"))
     if kind == "value_error":
         what, _, fix = msg.removeprefix("Value error, ").partition(FIX_MARK)
+        if what.startswith(AT_MARK):
+            at, _, what = what[len(AT_MARK):].partition(" ")
+            loc = (*loc, at)
         return loc, what, fix or "correct this value (see docs/workload-spec.md)"
     return loc, f"{msg[:1].lower() + msg[1:]} (got {_short(given)})", _type_fix(kind)
 

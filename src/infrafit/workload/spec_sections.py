@@ -8,7 +8,6 @@ in by ``model_validator(mode="after")`` with ``object.__setattr__`` so that they
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -73,7 +72,7 @@ class TokenStats(Section):
             self._fill("p99", self.mean)
         elif self.p99 < self.mean:
             raise t.invalid(f"p99 ({self.p99:g}) is below the mean ({self.mean:g})",
-                            "a p99 is at least the mean: raise p99 or lower mean")
+                            "a p99 is at least the mean: raise p99 or lower mean", at="p99")
         return self
 
 
@@ -87,17 +86,6 @@ class Items(Section):
     window_hours: t.WindowHours = 24.0
 
 
-#: Named daily traffic shapes (hour 0..23, users' local time), before normalising to a mean of 1.
-#: Assumptions, not measurements: business hours 09:00-18:00 with 10% of peak outside; diurnal a
-#: cosine peaking at 14:00 with a trough of 25% of peak at 02:00.
-def _named_profile(name: str) -> tuple[float, ...]:
-    if name == "flat":
-        return (1.0,) * 24
-    if name == "business-hours":
-        return tuple(1.0 if 9 <= h < 18 else 0.1 for h in range(24))
-    return tuple(0.625 + 0.375 * math.cos(2 * math.pi * (h - 14) / 24) for h in range(24))
-
-
 class Traffic(Section):
     requests_per_s: t.RequestRate | None = None
     peak_requests_per_s: t.RequestRate | None = None
@@ -108,7 +96,9 @@ class Traffic(Section):
 
     def daily_factors(self) -> tuple[float, ...]:
         """24 hourly factors of the average rate (their mean is 1): rate(h) = requests_per_s x f[h]."""
-        raw = _named_profile(self.daily_profile) if isinstance(self.daily_profile, str) else self.daily_profile
+        from infrafit.cost.usage import daily_shape  # one definition of the named shapes, shared with cost
+
+        raw = [float(f) for f in daily_shape(self.daily_profile)]
         mean = sum(raw) / len(raw)
         return tuple(f / mean for f in raw)
 
@@ -122,6 +112,7 @@ class Traffic(Section):
             raise t.invalid(
                 f"peak_requests_per_s ({self.peak_requests_per_s:g}) is below requests_per_s ({self.requests_per_s:g})",
                 "the peak is at least the average: raise peak_requests_per_s, or drop it to derive it from daily_profile",
+                at="peak_requests_per_s",
             )
         return self
 
@@ -170,9 +161,9 @@ class Training(Section):
                             "keep one, e.g. `tokens: 1e12`, `samples: 1e6`, or `epochs: 3` with dataset.samples")
         if self.epochs is not None and self.dataset.samples is None:
             raise t.invalid("epochs needs dataset.samples (how many samples one epoch is)",
-                            "add `dataset: {samples: 100000}` under training")
+                            "add `dataset: {samples: 100000}` under training", at="epochs")
         if self.lora_rank is not None and self.method == "full":
-            raise t.invalid("lora_rank is set but method is full", "set method: lora or qlora, or remove lora_rank")
+            raise t.invalid("lora_rank is set but method is full", "set method: lora or qlora, or remove lora_rank", at="lora_rank")
         if self.lora_rank is None and self.method != "full":
             self._fill("lora_rank", 16)
         return self
@@ -220,10 +211,11 @@ class Usage(Section):
         hours = self.active_hours_per_month
         if hours is not None and hours > MAX_HOURS_IN_MONTH:
             raise t.invalid(f"active_hours_per_month {hours:g} is more than a month has ({MAX_HOURS_IN_MONTH:g} h)",
-                            "use at most 744; round-the-clock use is about 730 h a month")
+                            "use at most 744; round-the-clock use is about 730 h a month",
+                            at="active_hours_per_month")
         if self.pattern == "business-hours" and hours is not None and hours > BUSINESS_HOURS_PER_MONTH * 1.5:
             raise t.invalid(f"business-hours usage with {hours:g} active hours a month is not business hours "
-                            f"(about {BUSINESS_HOURS_PER_MONTH:.0f} h)", "use pattern: continuous, or fewer hours")
+                            f"(about {BUSINESS_HOURS_PER_MONTH:.0f} h)", "use pattern: continuous, or fewer hours", at="active_hours_per_month")
         if hours is None and self.pattern == "continuous":
             self._fill("active_hours_per_month", units.HOURS_PER_MONTH)
         elif hours is None and self.pattern == "business-hours":
@@ -237,11 +229,15 @@ class Growth(Section):
 
 
 class Placement(Section):
-    """Where data and compute may live (empty = anywhere) and where the users are."""
+    """Where data and compute may live (empty = anywhere) and where the users are.
+
+    ``regions`` are region ids or metro names as the catalog spells them (``hong-kong``,
+    ``us-east-1``); ``countries`` are ISO 3166-1 alpha-2 codes, the robust residency constraint;
+    ``users_in`` takes either; ``training_regions`` narrows where a train-then-serve workload trains."""
 
     regions: t.SlugList = ()
     countries: t.CountryList = ()
-    users_in: t.SlugList = ()
+    users_in: t.PlaceList = ()
     training_regions: t.SlugList = ()
 
 

@@ -41,9 +41,14 @@ _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 FIX_MARK = " To fix: "
 
 
-def invalid(what: str, fix: str) -> ValueError:
-    """A ValueError for a validator whose message carries its own fix (split by spec_problems)."""
-    return ValueError(f"{what}{FIX_MARK}{fix}")
+#: Prefix naming the sub-field a model-level validator's error is about (``@lora_rank ...``).
+AT_MARK = "@"
+
+
+def invalid(what: str, fix: str, at: str | None = None) -> ValueError:
+    """A ValueError whose message carries its own fix and, for a model-level check, the field it
+    is about; ``spec_problems`` splits them out again."""
+    return ValueError(f"{AT_MARK}{at} {what}{FIX_MARK}{fix}" if at else f"{what}{FIX_MARK}{fix}")
 
 
 def _number(parser: Callable[[str], float] | None, what: str) -> Callable[[Any], Any]:
@@ -147,7 +152,16 @@ def _country(value: Any) -> Any:
     return code
 
 
+def _place(value: Any) -> Any:
+    """A region or metro slug, or an ISO country code (two letters, kept upper case)."""
+    if isinstance(value, str) and len(value.strip()) == 2 and value.strip().upper() in ISO_COUNTRIES:
+        return value.strip().upper()
+    return _slug(value)
+
+
 Slug = Annotated[str, BeforeValidator(_slug)]
+Place = Annotated[str, BeforeValidator(_place)]
+PlaceList = Annotated[tuple[Place, ...], AfterValidator(lambda v: tuple(dict.fromkeys(v))), Field(max_length=250)]
 Country = Annotated[str, BeforeValidator(_country)]
 
 

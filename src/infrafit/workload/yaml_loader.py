@@ -30,6 +30,7 @@ MAX_DEPTH = 32
 
 FieldPath = tuple[str | int, ...]
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_PLAIN_TAGS = frozenset({"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
 
 
 @dataclass
@@ -104,6 +105,8 @@ class _Builder:
         self.lines.setdefault(path, node.start_mark.line + 1)
         if isinstance(node, yaml.ScalarNode):
             return self._scalar(node, path)
+        if node.tag not in _PLAIN_TAGS:
+            raise self.fail(node, f"tag {node.tag!r} is not allowed", "remove the !!tag; write plain YAML", path)
         inner = stack | {id(node)}
         if isinstance(node, yaml.SequenceNode):
             return [self.build(child, (*path, i), inner) for i, child in enumerate(node.value)]
@@ -180,6 +183,23 @@ def _dotted(path: FieldPath) -> str:
     return out
 
 
+def _check_depth(text: str, source: str) -> None:
+    """Refuse deep nesting from the event stream (PyYAML's parser is iterative, its composer is
+    recursive), before composing; syntax errors are left for the composer to report."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH + 1:
+                    line = event.start_mark.line + 1 if event.start_mark else None
+                    raise _fail(source, f"nested deeper than {MAX_DEPTH} levels", "flatten the spec", line)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return
+
+
 def _compose(text: str, source: str) -> yaml.Node | None:
     loader = yaml.SafeLoader(text)
     try:
@@ -209,6 +229,7 @@ def load_yaml_text(text: str, source: str = "<string>") -> Loaded:
         raise _fail(source, f"spec text is over {MAX_FILE_BYTES} characters", "pass the workload spec itself")
     if "\x00" in text:
         raise _fail(source, "contains NUL bytes (a binary file?)", "pass a YAML text file")
+    _check_depth(text, source)
     node = _compose(text, source)
     if node is None:
         raise _fail(source, "the file is empty", "write a workload spec; see docs/workload-spec.md", line=1)
