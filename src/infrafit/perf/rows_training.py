@@ -9,7 +9,7 @@ searched, as a submitter would have. Nothing here reads a row's measured value.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from infrafit.errors import InfrafitError
@@ -21,9 +21,10 @@ from infrafit.perf.mlperf_training import (
     evaluations,
     samples_to_converge,
 )
-from infrafit.perf.training import TrainRun, train_run
+from infrafit.perf.training import TrainRun, model_flops_per_sample, train_run
 from infrafit.perf.training_arch import TrainShape, from_model_arch
 from infrafit.perf.training_profile import TrainingProfile, load_profile, model_class_of
+from infrafit.perf.training_step import Chip, Constants, RawTerms, combine, raw_terms
 from infrafit.perf.types import SkipRow
 from infrafit.units import SECONDS_PER_MINUTE, TFLOPS
 
@@ -76,7 +77,19 @@ def _run(shape: TrainShape, acc, row: dict[str, str], seq_len: int, gbs: int, me
         raise SkipRow(f"cannot lay out the run: {err.what}") from None
 
 
-def _time_to_train_min(bench: MlperfBenchmark, row: dict[str, str], ctx: Any, profile: TrainingProfile) -> float:
+@dataclass(frozen=True)
+class RowPlan:
+    """A row reduced to profile-free numbers: the chosen layout's raw step terms and how the metric
+    follows from the step time (``rate``: A / step; ``time``: (start-up + A x step) / 60)."""
+
+    form: str  # "rate" | "time"
+    a: float
+    raw: RawTerms
+    generation: str
+    model_class: str
+
+
+def _plan_mlperf(bench: MlperfBenchmark, row: dict[str, str], ctx: Any, profile: TrainingProfile) -> RowPlan:
     gbs = _int(row, "global_batch_size")
     if gbs <= 0:
         raise SkipRow("MLPerf training row without global_batch_size")
@@ -84,42 +97,64 @@ def _time_to_train_min(bench: MlperfBenchmark, row: dict[str, str], ctx: Any, pr
     acc = _accelerator(row, ctx)
     run = _run(shape, acc, row, bench.seq_len, gbs, bench.method, bench.lora_rank, profile)
     samples = samples_to_converge(bench, gbs)
-    train_s = samples / run.samples_per_s
     # evaluation is forward only: one third of a training pass per sample (Kaplan et al. 2020).
-    eval_s = evaluations(bench, samples, gbs) * bench.eval_samples * run.step_time_s / gbs / 3.0
-    gen = str(acc.generation)
-    start_s = profile.get("run_overhead_s", gen, model_class_of(shape.kind))
-    return (start_s + train_s + eval_s) / SECONDS_PER_MINUTE
+    eval_samples = evaluations(bench, samples, gbs) * bench.eval_samples / 3.0
+    a = (samples + eval_samples) / gbs
+    raw = _raw(shape, acc, run, bench.seq_len, gbs, bench.method, bench.lora_rank)
+    return RowPlan("time", a, raw, str(acc.generation), model_class_of(shape.kind, bench.method))
 
 
-def predict_with(row: dict[str, str], ctx: Any, profile: TrainingProfile) -> float:
-    """``predict`` with an explicit efficiency profile (the fitting script varies it)."""
+def _raw(shape: TrainShape, acc, run: TrainRun, seq_len: int, gbs: int, method: str, lora_rank: int) -> RawTerms:
+    lay = run.layout
+    chip = Chip.from_accelerator(acc, run.precision)
+    return raw_terms(shape, chip, seq_len=seq_len, global_batch=gbs, method=method, tp=lay.tp, pp=lay.pp,
+                     dp=lay.dp, ep=lay.ep, cp=lay.cp, micro_batch=lay.micro_batch, vpp=lay.vpp,
+                     zero_stage=lay.zero_stage, recompute=lay.recompute, lora_rank=lora_rank)
+
+
+def plan_row(row: dict[str, str], ctx: Any, profile: TrainingProfile) -> RowPlan:
+    """Resolve a row into a ``RowPlan`` (layout searched with ``profile``); ``SkipRow`` if impossible."""
     if (row.get("task") or "").strip() != "training":
         raise SkipRow("not a training row")
     kind = (row.get("metric_kind") or "").strip()
     if kind not in METRIC_KINDS:
         raise SkipRow(f"metric kind {kind!r} is not a training metric this model predicts")
     workload = (row.get("workload") or "").strip()
-    bench = benchmark_for_workload(workload)
     if workload.startswith("mlperf-train/"):
+        bench = benchmark_for_workload(workload)
         if bench is None:
             raise SkipRow(f"no preset for MLPerf benchmark {workload!r}")
         if kind != "time_to_train_min":
             raise SkipRow(f"{kind} is not reported for MLPerf training")
-        return _time_to_train_min(bench, row, ctx, profile)
+        return _plan_mlperf(bench, row, ctx, profile)
     shape = _shape_for(workload, ctx)
     acc = _accelerator(row, ctx)
+    if _int(row, "cp") > 1 and not _int(row, "seq_len"):
+        raise SkipRow("context-parallel (long-context) row without seq_len")
     seq_len = _int(row, "seq_len") or DEFAULT_SEQ_LEN
     count = _int(row, "accelerator_count")
     gbs = _int(row, "global_batch_size") or max(count, DEFAULT_TOKENS_PER_STEP // seq_len // count * count)
     run = _run(shape, acc, row, seq_len, gbs, "full", 16, profile)
-    if kind == "training_tokens_per_s":
-        return run.tokens_per_s
-    if kind == "training_sequences_per_s":
-        return run.samples_per_s
-    if kind == "mfu_fraction":
-        return run.mfu_fraction
-    return run.model_flops_per_s_per_chip / TFLOPS
+    raw = _raw(shape, acc, run, seq_len, gbs, "full", 16)
+    model_flops = model_flops_per_sample(shape, seq_len) * gbs / count
+    a = {"training_tokens_per_s": gbs * seq_len, "training_sequences_per_s": float(gbs),
+         "mfu_fraction": model_flops / (acc.peak("bf16") or acc.peak("fp16") or 1.0),
+         "model_tflops_per_accel": model_flops / TFLOPS}[kind]
+    return RowPlan("rate", a, raw, str(acc.generation), model_class_of(shape.kind))
+
+
+def evaluate(plan: RowPlan, profile: TrainingProfile) -> float:
+    """The metric from a plan and the profile constants."""
+    step = float(combine(plan.raw, Constants.from_profile(profile, plan.generation, plan.model_class)).total_s)
+    if plan.form == "rate":
+        return plan.a / step
+    start_s = profile.get("run_overhead_s", plan.generation, plan.model_class)
+    return (start_s + plan.a * step) / SECONDS_PER_MINUTE
+
+
+def predict_with(row: dict[str, str], ctx: Any, profile: TrainingProfile) -> float:
+    """``predict`` with an explicit efficiency profile (the fitting script varies it)."""
+    return evaluate(plan_row(row, ctx, profile), profile)
 
 
 def predict(row: dict[str, str], ctx: Any) -> float:

@@ -59,8 +59,12 @@ def _pow2_upto(n: int) -> list[int]:
 
 
 def enumerate_layouts(shape: TrainShape, count: int, seq_len: int, global_batch: int, domain: int,
-                      fixed: dict[str, int] | None = None) -> dict[str, np.ndarray]:
-    """All admissible layouts as parallel arrays (``fixed`` pins tp/pp/ep/cp/dp when given)."""
+                      fixed: dict[str, int] | None = None, strict: bool = True) -> dict[str, np.ndarray]:
+    """All admissible layouts as parallel arrays (``fixed`` pins tp/pp/ep/cp/dp when given).
+
+    ``strict=False`` admits data-parallel degrees that do not divide the global batch (replicas then
+    run unequal micro-batch counts; the step is costed at the mean), for chip counts such as 384.
+    """
     fixed = {k: v for k, v in (fixed or {}).items() if v}
     if not shape.is_transformer:
         dp = count
@@ -78,9 +82,9 @@ def enumerate_layouts(shape: TrainShape, count: int, seq_len: int, global_batch:
         if count % (tp * pp * cp):
             continue
         dp = count // (tp * pp * cp)
-        if ("dp" in fixed and fixed["dp"] != dp) or dp % ep or global_batch % dp:
+        if ("dp" in fixed and fixed["dp"] != dp) or dp % ep or (strict and global_batch % dp):
             continue
-        per_dp = global_batch // dp
+        per_dp = global_batch // dp if strict else 1
         for mbs in (b for b in _pow2_upto(min(per_dp, 64)) if per_dp % b == 0):
             for vpp in ([1] if pp == 1 else [v for v in (1, 2, 4) if shape.layers >= pp * v]):
                 for zero in ((1, 3) if dp > 1 else (0,)):
@@ -131,6 +135,8 @@ def search(shape: TrainShape, chip: Chip, count: int, seq_len: int, global_batch
            profile: TrainingProfile | None = None) -> list[Layout]:
     """Layouts sorted fitting-first, then by step time; empty when none divides chips and batch."""
     cand = enumerate_layouts(shape, count, seq_len, global_batch, chip.scaleup_domain_size, fixed)
+    if cand["tp"].size == 0:
+        cand = enumerate_layouts(shape, count, seq_len, global_batch, chip.scaleup_domain_size, fixed, strict=False)
     if cand["tp"].size == 0:
         return []
     times, mem = score_layouts(shape, chip, cand, seq_len=seq_len, global_batch=global_batch, method=method,

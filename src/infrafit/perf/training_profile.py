@@ -2,7 +2,7 @@
 
 ``catalog/data/perf_profiles_training.csv`` holds one row per constant: ``parameter``, the keys
 ``generation`` (chip generation, ``*`` = any) and ``model_class`` (``transformer`` GEMM-heavy,
-``cnn``, ``diffusion`` UNet; ``*`` = any), ``value`` with its ``unit``, and provenance columns.
+``lora`` adapter fine-tuning of a transformer, ``cnn``, ``diffusion`` UNet; ``*`` = any), ``value`` with its ``unit``, and provenance columns.
 It is written by ``scripts/fit_profiles_training.py``; nothing here names a benchmark or a row.
 
 Parameters (see docs/performance-training.md):
@@ -30,7 +30,7 @@ from infrafit.errors import CatalogError
 PROFILE_FILE = "perf_profiles_training.csv"
 COLUMNS = ("parameter", "generation", "model_class", "value", "unit", "fit_date", "fit_rows", "source",
            "retrieved_on")
-MODEL_CLASSES = ("transformer", "cnn", "diffusion")
+MODEL_CLASSES = ("transformer", "lora", "cnn", "diffusion")
 
 #: Used only when the data file lacks a parameter; physically plausible, documented defaults.
 DEFAULTS: dict[str, float] = {
@@ -104,8 +104,11 @@ def load_profile() -> TrainingProfile:
         return _parse(list(csv.DictReader(fh)), PROFILE_FILE)
 
 
-def model_class_of(kind: str) -> str:
-    """Op class of a model kind: transformers are GEMM-heavy; CNNs; diffusion UNets."""
+def model_class_of(kind: str, method: str = "full") -> str:
+    """Op class of a model kind: transformers are GEMM-heavy; adapter fine-tuning (LoRA/QLoRA) of a
+    transformer mixes in small adapter GEMMs and frozen-weight paths; CNNs; diffusion UNets."""
+    if method != "full" and kind not in ("cnn", "diffusion"):
+        return "lora"
     if kind == "cnn":
         return "cnn"
     if kind == "diffusion":

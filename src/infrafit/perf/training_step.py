@@ -91,7 +91,8 @@ def method_flop_factor(method: str) -> float:
 def executed_flops_per_token(shape: TrainShape, seq_len: float, method: str, recompute) -> np.ndarray:
     """Executed FLOPs per token: matmuls x method factor, attention fwd+bwd (3x fwd), recomputation."""
     matmul_fwd = 2.0 * shape.matmul_params_active()
-    attn_fwd = shape.attention_flops_fwd_per_token(seq_len / 2.0)
+    # causal decoders attend on average to half the sequence; encoders attend to all of it
+    attn_fwd = shape.attention_flops_fwd_per_token(seq_len / 2.0 if shape.kind == "decoder" else seq_len)
     base = 3.0 * matmul_fwd * method_flop_factor(method) + 3.0 * attn_fwd
     rc = np.asarray(recompute)
     extra = np.where(rc == "full", matmul_fwd + attn_fwd, 0.0)  # one more forward pass
@@ -131,44 +132,88 @@ def _dp_sync_s(chip: Chip, grad_bytes, dp, inner):
     return intra + inter
 
 
-def step_times(shape: TrainShape, chip: Chip, profile: TrainingProfile, *, seq_len: float,
-               global_batch: float, method: str, tp, pp, dp, ep, cp, micro_batch, vpp, zero_stage,
-               recompute, lora_rank: int = 16) -> StepTimes:
-    """Seconds per optimizer step for every candidate (arrays broadcast together)."""
+@dataclass(frozen=True)
+class RawTerms:
+    """Step terms at unit profile constants (arrays over candidates); ``combine`` applies the profile."""
+
+    compute_unit_s: np.ndarray  # executed FLOPs / (chips x peak): the compute time at efficiency 1
+    gemm_width: np.ndarray  # hidden / sqrt(tp); inf for non-transformers (no GEMM-size penalty)
+    traffic_unit_s: np.ndarray  # stored-activation bytes / (chips x HBM bandwidth)
+    mp_comm_raw_s: np.ndarray  # tensor/context/expert-parallel traffic, all of it
+    bubble_factor: np.ndarray  # (pp - 1) / (v m)
+    dp_sync_s: np.ndarray  # gradient (and ZeRO-3 weight) collectives per step
+    microbatches: np.ndarray
+    optimizer_s: np.ndarray
+
+
+@dataclass(frozen=True)
+class Constants:
+    """The profile constants one step needs (scalars or per-candidate arrays)."""
+
+    efficiency: float | np.ndarray
+    gemm_half_width: float | np.ndarray
+    traffic_factor: float | np.ndarray
+    mp_exposed: float | np.ndarray
+    dp_overlap: float | np.ndarray
+    step_overhead_s: float | np.ndarray
+
+    @classmethod
+    def from_profile(cls, profile: TrainingProfile, generation: str, model_class: str) -> Constants:
+        return cls(profile.compute_efficiency(generation, model_class), profile.get("gemm_half_width"),
+                   profile.get("activation_traffic_factor", generation, model_class),
+                   profile.get("tp_comm_exposed_fraction"), profile.get("dp_overlap_fraction"),
+                   profile.get("step_overhead_s", generation, model_class))
+
+
+def combine(raw: RawTerms, k: Constants) -> StepTimes:
+    """Apply the profile constants to the raw terms (vectorised over candidates or rows)."""
+    finite = np.isfinite(raw.gemm_width)
+    width = np.where(finite, raw.gemm_width, 1.0)
+    size = np.where(finite, width / (width + k.gemm_half_width), 1.0)
+    compute = raw.compute_unit_s / (k.efficiency * size)
+    traffic = raw.traffic_unit_s * k.traffic_factor
+    mp = raw.mp_comm_raw_s * k.mp_exposed
+    bubble = (compute + traffic + mp) * raw.bubble_factor
+    hide = k.dp_overlap * (compute + traffic + mp) / raw.microbatches
+    dp_exposed = np.maximum(raw.dp_sync_s - hide, 0.0)
+    overhead = np.zeros_like(compute) + k.step_overhead_s
+    return StepTimes(*np.broadcast_arrays(compute, traffic, mp, bubble, dp_exposed, raw.optimizer_s, overhead))
+
+
+def raw_terms(shape: TrainShape, chip: Chip, *, seq_len: float, global_batch: float, method: str, tp, pp, dp,
+              ep, cp, micro_batch, vpp, zero_stage, recompute, lora_rank: int = 16) -> RawTerms:
+    """Profile-free step terms for every candidate (arrays broadcast together)."""
     tp, pp, dp, ep, cp, mbs, vpp = (np.asarray(x, dtype=float) for x in (tp, pp, dp, ep, cp, micro_batch, vpp))
     chips = tp * pp * dp * cp
-    mclass = model_class_of(shape.kind)
-    eff = profile.compute_efficiency(chip.generation, mclass)
-    tokens = global_batch * seq_len
     m = global_batch / (dp * mbs)  # micro-batches per pipeline per step
     if shape.is_transformer:
         width = shape.hidden / np.sqrt(tp)
-        eff = eff * width / (width + profile.get("gemm_half_width"))
-        flops = tokens * executed_flops_per_token(shape, seq_len, method, recompute)
-        act_bytes = tokens * shape.layers * shape.hidden * ACT_COEFF_STORED
+        flops = global_batch * seq_len * executed_flops_per_token(shape, seq_len, method, recompute)
+        act_bytes = global_batch * seq_len * shape.layers * shape.hidden * ACT_COEFF_STORED
     else:
+        width = np.full_like(tp, np.inf)
         flops = global_batch * 3.0 * float(shape.flops_per_sample_fwd or 0.0) * method_flop_factor(method)
         act_bytes = global_batch * float(shape.activation_elements_per_sample or 0.0) * ACTIVATION_BYTES
-    compute = flops / (chips * chip.peak_flops_per_s * eff)
-    traffic = act_bytes * profile.get("activation_traffic_factor", chip.generation, mclass) / (
-        chips * chip.memory_bytes_per_s)
-    tp_comm = _model_parallel_comm_s(shape, chip, seq_len, mbs, m, tp, pp, ep, cp, recompute)
-    tp_comm = tp_comm * profile.get("tp_comm_exposed_fraction")
-    per_stage = compute + traffic + tp_comm
-    bubble = per_stage * (pp - 1.0) / (vpp * m)
+    compute_unit = flops / (chips * chip.peak_flops_per_s)
+    traffic_unit = act_bytes / (chips * chip.memory_bytes_per_s)
+    mp_raw = _model_parallel_comm_s(shape, chip, seq_len, mbs, m, tp, pp, ep, cp, recompute)
     trainable = _trainable_params_chip(shape, tp, pp, ep, method, lora_rank)
-    grad_bytes = trainable * ACTIVATION_BYTES
     zero = np.asarray(zero_stage)
     volume = np.where(zero >= 3, 1.5, 1.0)
     if method != "full":  # frozen base weights still gathered under ZeRO-3, adapters synced
         volume = volume + np.where(zero >= 3, params_per_chip(shape, tp, pp, ep) / np.maximum(trainable, 1.0), 0)
-    sync = _dp_sync_s(chip, grad_bytes * volume, dp, tp * pp * cp)
-    hide = profile.get("dp_overlap_fraction") * per_stage / m
-    dp_exposed = np.maximum(sync - hide, 0.0)
+    sync = _dp_sync_s(chip, trainable * ACTIVATION_BYTES * volume, dp, tp * pp * cp)
     shard = np.where(zero >= 1, dp, 1.0)
     optimizer = trainable / shard * OPTIMIZER_BYTES_PER_PARAM / chip.memory_bytes_per_s
-    overhead = np.full_like(compute, profile.get("step_overhead_s"))
-    return StepTimes(*np.broadcast_arrays(compute, traffic, tp_comm, bubble, dp_exposed, optimizer, overhead))
+    bubble = (pp - 1.0) / (vpp * m)
+    return RawTerms(*np.broadcast_arrays(compute_unit, width, traffic_unit, mp_raw, bubble, sync, m, optimizer))
+
+
+def step_times(shape: TrainShape, chip: Chip, profile: TrainingProfile, **kwargs) -> StepTimes:
+    """Seconds per optimizer step for every candidate (``raw_terms`` keyword arguments)."""
+    raw = raw_terms(shape, chip, **kwargs)
+    cls = model_class_of(shape.kind, kwargs.get("method", "full"))
+    return combine(raw, Constants.from_profile(profile, chip.generation, cls))
 
 
 def _trainable_params_chip(shape: TrainShape, tp, pp, ep, method: str, lora_rank: int):
