@@ -197,6 +197,7 @@ def read_table(path: str | Path, schema: Schema, *, partial: bool = False, user:
     body = [(line, cells) for line, cells in rows[1:] if any(c.strip() for c in cells)]
     _check_header(header, [c for _, c in body], schema, label, partial)
     cols = [schema.column(h) for h in header]
+    missing_cols = [c for c in schema.columns if c.name not in header]
     issues: list[_Issue] = []
     records: list[dict[str, object]] = []
     lines: list[int] = []
@@ -214,6 +215,8 @@ def read_table(path: str | Path, schema: Schema, *, partial: bool = False, user:
                 issues.append(_Issue(line, err.what, err.fix))
         if len(rec) != len(cols):
             continue
+        for col in missing_cols:  # optional columns a partial overlay left out
+            rec[col.name] = math.nan if col.kind in NUMERIC_KINDS else (False if col.kind == "bool" else "")
         for what, fix in _row_issues(rec, schema):
             issues.append(_Issue(line, what, fix))
         key = tuple(rec[k] for k in schema.key)
