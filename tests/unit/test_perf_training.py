@@ -181,3 +181,25 @@ def test_model_class_is_physical():
     assert model_class_of("decoder") == "transformer"
     assert model_class_of("decoder", "lora") == "lora"
     assert model_class_of("cnn") == "cnn" and model_class_of("diffusion") == "diffusion"
+
+
+class _Catalog:
+    def accelerator(self, name):
+        return StubAccelerator()
+
+
+def test_estimate_training_fills_the_estimate_shape():
+    from types import SimpleNamespace
+
+    from infrafit.perf.training import estimate_training
+    from infrafit.perf.types import Config
+
+    tr = SimpleNamespace(seq_len=2048, global_batch=256, method="full", lora_rank=None, total_samples=1e6,
+                         checkpoint_every_minutes=60.0)
+    workload = SimpleNamespace(training=tr, model_arch=lambda: GPT_SMALL)
+    est = estimate_training(workload, Config("stub_gpu", 16), _Catalog())
+    out = est.to_json()
+    assert out["fits"] is True and out["time_to_train_s"] > 1e6 / out["throughput"]["training_samples_per_s"]
+    assert out["memory"]["optimizer_bytes"] > 0 and out["memory"]["gradients_bytes"] > 0
+    assert {"compute_share", "dp_comm_share", "bubble_share", "checkpoint_save_s"} <= set(out["breakdown"])
+    assert sum(v for k, v in out["breakdown"].items() if k.endswith("_share")) == pytest.approx(1.0)

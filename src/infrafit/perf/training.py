@@ -8,7 +8,7 @@ MFU and time to train. ``estimate_training(workload, config, catalog)`` is the t
 MFU follows the PaLM definition (Chowdhery et al. 2022, appendix B): model FLOPs per token
 ``6 N + 12 L H Q T`` (no recomputation, full attention) x tokens/s / (chips x dense bf16 peak).
 Checkpoint save time: the full training state (weights + optimizer, ZeRO sec. 3.1) written by all
-hosts in parallel at the storage write bandwidth given (or, by default, each chip's host link).
+nodes in parallel, each at ``CHECKPOINT_WRITE_BYTES_PER_S_PER_NODE`` unless a rate is given.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def train_run(shape: TrainShape, acc: Any, count: int, *, seq_len: int, global_b
                          fix="use a global batch divisible by the data-parallel degree, or another count")
     best = layouts[0]
     if not best.fits:
-        notes.append("no layout fits in memory; the least-memory-bound fastest layout is shown")
+        notes.append("no layout fits in memory; the layout with the smallest footprint is shown")
     samples_per_s = global_batch / best.step_time_s
     tokens_per_s = samples_per_s * seq_len if shape.is_transformer else 0.0
     model_fps = samples_per_s * model_flops_per_sample(shape, seq_len) / count
@@ -122,6 +122,12 @@ def checkpoint_save_s(shape: TrainShape, method: str, write_bytes_per_s: float, 
     return state / max(write_bytes_per_s, 1.0)
 
 
+#: Sustained write per node to checkpoint storage when none is given: 2 GB/s, about one PCIe Gen4
+#: datacenter NVMe's sequential write (Samsung PM9A3 3.84 TB: 4,000 MB/s read, 2,000 MB/s write, datasheet).
+CHECKPOINT_WRITE_BYTES_PER_S_PER_NODE = 2e9
+CHIPS_PER_NODE = 8
+
+
 def _default_global_batch(seq_len: int, count: int) -> int:
     """About 4M tokens per step (Llama 3 405B trained at 4M-16M tokens; Dubey et al. 2024 sec. 3.4),
     rounded to a multiple of the chip count."""
@@ -132,7 +138,8 @@ def _default_global_batch(seq_len: int, count: int) -> int:
 def estimate_training(workload: Any, config: Config, catalog: Any) -> Estimate:
     """The ``estimate`` command's training / fine-tuning estimate for one configuration."""
     tr = workload.training
-    shape = from_model_arch(workload.model_arch())
+    arch = workload.model_arch()
+    shape = arch if isinstance(arch, TrainShape) else from_model_arch(arch)
     acc = catalog.accelerator(config.accelerator)
     seq_len = int(tr.seq_len) if shape.is_transformer else 0
     gbs = int(tr.global_batch or _default_global_batch(max(seq_len, 1), config.count))
@@ -142,7 +149,8 @@ def estimate_training(workload: Any, config: Config, catalog: Any) -> Estimate:
                     precision=config.precision, lora_rank=int(tr.lora_rank or 16), fixed=fixed,
                     total_samples=float(tr.total_samples))
     lay = run.layout
-    write_bw = config.count * max(float(getattr(acc, "host_bytes_per_s", 0.0) or 0.0), 1e9)
+    nodes = -(-config.count // CHIPS_PER_NODE)
+    write_bw = nodes * CHECKPOINT_WRITE_BYTES_PER_S_PER_NODE
     ckpt_s = checkpoint_save_s(shape, tr.method, write_bw, int(tr.lora_rank or 16))
     n_ckpt = (run.time_to_train_s or 0.0) / max(tr.checkpoint_every_minutes * 60.0, 1.0)
     ttt = (run.time_to_train_s or 0.0) + n_ckpt * ckpt_s

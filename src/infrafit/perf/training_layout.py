@@ -133,7 +133,8 @@ def _layout(cand, i: int, times: StepTimes, mem, capacity: float) -> Layout:
 def search(shape: TrainShape, chip: Chip, count: int, seq_len: int, global_batch: int, method: str = "full",
            *, lora_rank: int = 16, fixed: dict[str, int] | None = None, top: int = 5,
            profile: TrainingProfile | None = None) -> list[Layout]:
-    """Layouts sorted fitting-first, then by step time; empty when none divides chips and batch."""
+    """Layouts sorted fitting-first by step time, then non-fitting by memory; empty when none divides
+    chips and batch."""
     cand = enumerate_layouts(shape, count, seq_len, global_batch, chip.scaleup_domain_size, fixed)
     if cand["tp"].size == 0:
         cand = enumerate_layouts(shape, count, seq_len, global_batch, chip.scaleup_domain_size, fixed, strict=False)
@@ -143,5 +144,6 @@ def search(shape: TrainShape, chip: Chip, count: int, seq_len: int, global_batch
                                lora_rank=lora_rank, profile=profile)
     capacity = USABLE_MEMORY_FRACTION * chip.memory_bytes
     fits = mem.total_bytes <= capacity
-    order = np.lexsort((times.total_s, ~fits))
+    # fitting layouts by step time; when none fits, the smallest footprint first
+    order = np.lexsort((np.where(fits, times.total_s, mem.total_bytes), ~fits))
     return [_layout(cand, int(i), times, mem, capacity) for i in order[:top]]
