@@ -34,3 +34,18 @@ def test_monitor_duration_on_machine(tmp_path, capsys):
     code = main(["monitor", "--interval", "0.2", "--duration", "0.6", "--db", str(tmp_path / "m.db"), "--json"])
     assert code == 0
     assert json.loads(capsys.readouterr().out)["target"] == "machine"
+
+
+def test_monitor_offer_gives_price(tmp_path, capsys):
+    offer = "aws_p5_48xlarge_us_east_1_cloud_on_demand_20250701"
+    code = main(["monitor", "--interval", "0.2", "--duration", "0.4", "--db", str(tmp_path / "m.db"),
+                 "--offer", offer, "--json"])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["cost"]["usd_per_hour"] == 55.04
+
+
+def test_monitor_unknown_offer_suggests(tmp_path, capsys):
+    code = main(["monitor", "--duration", "0.2", "--db", str(tmp_path / "m.db"),
+                 "--offer", "aws_p5_48xlarge_us_east_1_cloud_on_demand_2025070"])
+    err = capsys.readouterr().err
+    assert code == 2 and "did you mean" in err

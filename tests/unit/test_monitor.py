@@ -91,3 +91,24 @@ def test_summary_shares_sum_to_one():
     summary = summarise(samples)
     assert sum(summary.shares.values()) == pytest.approx(1.0)
     assert summary.gpu_util_mean == pytest.approx((0.95 + 0.2) / 2)
+
+
+def test_gpu_right_sizing_names_a_cheaper_accelerator():
+    from infrafit.catalog import load_catalog
+    from infrafit.monitor.rightsize import gpu_advice
+
+    catalog = load_catalog()
+    h100 = catalog.accelerator("h100")
+    summary = summarise([_sample(gpus=(GpuSample(0, "H100", 0.18, 0.1, 10e9, 80e9, 200.0, None, None, None),))])
+    cheaper = [(catalog.accelerator("l4"), 0.8), (catalog.accelerator("l40s"), 1.9), (h100, 6.9)]
+    advice = gpu_advice(summary, h100, cheaper, current_usd=6.9)
+    # 18% of 989 TFLOP/s x 1.3 headroom = 231 TFLOP/s: an L4 (121) is too small, an L40S (362) carries it.
+    assert len(advice) == 1 and "L40S" in advice[0] and "28% of the cost" in advice[0]
+
+
+def test_cpu_right_sizing_counts_cores_with_headroom():
+    from infrafit.monitor.rightsize import cpu_advice
+
+    samples = [_sample(proc_cpu_cores=2.0, proc_threads=8) for _ in range(10)]
+    advice = cpu_advice(summarise(samples), cores=16)
+    assert "3 cores" in advice[0]  # ceil(2.0 x 1.3)

@@ -32,15 +32,15 @@ def monitor_cmd(
 
     from infrafit.commands.output import note, print_json, stdout
     from infrafit.monitor.live import LiveView
-    from infrafit.monitor.rightsize import cpu_advice
     from infrafit.monitor.run import monitor
 
     command = list(ctx.args)
     if command and command[0] == "--":
         command = command[1:]
     price = usd_per_hour
-    if offer is not None:
-        price = _offer_price(offer)
+    offer_row = _offer_row(offer) if offer is not None else None
+    if offer_row is not None and price is None:
+        price = float(offer_row["usd_per_hour"])
     exporter = None
     if prometheus is not None:
         from infrafit.monitor.prometheus import Exporter
@@ -60,7 +60,7 @@ def monitor_cmd(
     try:
         result = monitor(command=command or None, pid=pid, interval_s=interval, duration_s=duration, db=db,
                          usd_per_hour=price, on_sample=on_sample,
-                         advise=lambda s, _p: cpu_advice(s, psutil.cpu_count() or 1))
+                         advise=_advise(offer_row, psutil.cpu_count() or 1))
     finally:
         if live:
             live.stop()
@@ -75,20 +75,42 @@ def monitor_cmd(
         note(result.gpu_note)
 
 
-def _offer_price(offer_id: str) -> float:
+def _offer_row(offer_id: str) -> dict:  # type: ignore[type-arg]
     from infrafit.catalog import load_catalog
     from infrafit.errors import InputError, suggest
 
     offers = load_catalog().offers
-    match = offers[offers["offer_id"] == offer_id] if "offer_id" in offers.columns else offers.iloc[0:0]
+    match = offers[offers["id"] == offer_id]
     if match.empty:
-        ids = list(offers["offer_id"]) if "offer_id" in offers.columns else []
-        raise InputError(f"--offer {offer_id!r}: no such offer{suggest(offer_id, ids)}",
+        raise InputError(f"--offer {offer_id!r}: no such offer{suggest(offer_id, list(offers['id']))}",
                          fix="list offers with `infrafit catalog offers`, or pass --usd-per-hour")
-    row = match.iloc[0]
-    if "usd_per_hour" in row and row["usd_per_hour"] == row["usd_per_hour"]:
-        return float(row["usd_per_hour"])
-    raise InputError(f"--offer {offer_id!r} has no hourly price", fix="pass --usd-per-hour instead")
+    row = match.iloc[0].to_dict()
+    if not row.get("usd_per_hour") == row.get("usd_per_hour") or row.get("usd_per_hour") is None:
+        raise InputError(f"--offer {offer_id!r} ({row['mode']}) has no hourly price",
+                         fix="pick a cloud offer, or pass --usd-per-hour")
+    return row
+
+
+def _advise(offer: dict | None, cores: int):  # type: ignore[no-untyped-def,type-arg]
+    """CPU advice always; GPU advice against the catalog's hourly offers when the machine's offer is known."""
+    from infrafit.monitor.rightsize import cpu_advice, gpu_advice
+
+    def advise(summary, _usd_per_hour):  # type: ignore[no-untyped-def]
+        advice = cpu_advice(summary, cores)
+        if offer is not None and summary.gpu_util_mean is not None:
+            from infrafit.catalog import load_catalog
+
+            catalog = load_catalog()
+            current = catalog.accelerator(offer["accelerator_id"])
+            hourly = catalog.offers[(catalog.offers["mode"] == offer["mode"])
+                                    & catalog.offers["usd_per_hour"].notna()]
+            per_accel = [(catalog.accelerator(r.accelerator_id), r.usd_per_hour / r.accelerator_count)
+                         for r in hourly.itertuples() if r.accelerator_count]
+            current_usd = offer["usd_per_hour"] / max(1, offer["accelerator_count"])
+            advice += gpu_advice(summary, current, per_accel, current_usd)
+        return advice
+
+    return advise
 
 
 def _print_summary(data, console) -> None:  # type: ignore[no-untyped-def]
