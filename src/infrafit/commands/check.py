@@ -14,14 +14,18 @@ import typer
 
 
 def _summary(w) -> str:  # noqa: ANN001 - Workload, imported lazily
-    parts = [f"{w.task}", f"model {w.model.display() if isinstance(w.model.display(), str) else 'custom'}",
-             w.framework]
+    ref = w.model
+    model = ref.preset or (Path(ref.config).name if ref.config else "inline architecture")
+    parts = [w.task, f"model {model}", w.framework]
     if w.inference is not None:
         tr = w.inference.traffic
         rate = f"{tr.requests_per_s:g} req/s" if tr.requests_per_s else f"{tr.items.per_day:g} items/day"
         parts.append(f"{w.inference.mode} {rate}")
     if w.training is not None:
-        parts.append(f"training {w.training.total_tokens:.3g} tokens")
+        tr = w.training
+        amount = f"{tr.tokens:.3g} tokens" if tr.tokens else f"{tr.total_samples:.3g} samples"
+        deadline = f" in {tr.deadline_days:g} days" if tr.deadline_days else ""
+        parts.append(f"{tr.method} training on {amount}{deadline}")
     parts.append(f"usage {w.usage.pattern}")
     parts.append(f"horizon {w.horizon_months} months")
     return f"OK {w.name}: " + ", ".join(parts)

@@ -71,14 +71,8 @@ def field_homes(root: type[BaseModel]) -> dict[str, list[str]]:
 def from_validation_error(exc: ValidationError, root: type[BaseModel]) -> list[Triple]:
     out: list[Triple] = []
     for err in exc.errors(include_url=False):
-        loc = tuple(p for p in err["loc"] if isinstance(p, int) or not _is_type_tag(p))
-        out.append(_one(err, loc, root))
+        out.append(_one(err, tuple(err["loc"]), root))
     return out
-
-
-def _is_type_tag(part: str) -> bool:
-    """Union member tags pydantic puts in a loc (``'str'``, ``'tuple[float, ...]'``)."""
-    return bool(re.search(r"[\[\]]|^(str|int|float|bool|function-.*)$", part))
 
 
 def _one(err: dict[str, Any], loc: FieldPath, root: type[BaseModel]) -> Triple:
@@ -129,7 +123,7 @@ def _type_fix(kind: str) -> str:
 
 
 def _unknown_key(loc: FieldPath, root: type[BaseModel]) -> Triple:
-    key = str(loc[-1])
+    key = str(loc[-1]) if loc else "?"
     parent = model_at(root, loc[:-1])
     names = sorted(parent.model_fields) if parent is not None else []
     hint = suggest(key, names)

@@ -186,6 +186,10 @@ def _dotted(path: FieldPath) -> str:
 def _check_depth(text: str, source: str) -> None:
     """Refuse deep nesting from the event stream (PyYAML's parser is iterative, its composer is
     recursive), before composing; syntax errors are left for the composer to report."""
+    brackets = text.count("[") + text.count("{")
+    indent = max((len(line) - len(line.lstrip(" -")) for line in text.splitlines()), default=0)
+    if brackets <= MAX_DEPTH and indent <= MAX_DEPTH:
+        return  # cannot be deeper than MAX_DEPTH; skip the second parse
     depth = 0
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
@@ -201,7 +205,12 @@ def _check_depth(text: str, source: str) -> None:
 
 
 def _compose(text: str, source: str) -> yaml.Node | None:
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        raise _fail(source, f"control character #x{exc.character:04x} at character {exc.position}",
+                    "remove it; a spec is plain text", line) from None
     try:
         node = loader.get_single_node()
     except yaml.composer.ComposerError as exc:
