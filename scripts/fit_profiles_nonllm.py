@@ -87,10 +87,11 @@ def fit(rows, inputs, start: NonLLMProfile, iterations: int = 4) -> NonLLMProfil
     for _ in range(iterations):
         pred = predict_all(inputs, prof)
         eff_now = np.array([prof.efficiency(w.op_class, d.kind, d.w_per_tflops)[0] for _, w, d, _, _ in inputs])
-        y = np.log(eff_now * meas / pred)  # the efficiency each row implies, all else held
+        ok = pred > 0  # a Server row no batch can serve yet implies no efficiency: left out of this pass
+        y = np.log(eff_now[ok] * meas[ok] / pred[ok])  # the efficiency each row implies, all else held
         best = None
         for ref in REF_GRID:
-            x = _design(inputs, ref)
+            x = _design(inputs, ref)[ok]
             present = x.any(axis=0)
             coef = np.zeros(x.shape[1])
             coef[present], *_ = np.linalg.lstsq(x[:, present], y, rcond=None)
@@ -116,7 +117,8 @@ def _fit_overheads(rows, inputs, prof: NonLLMProfile, meas: np.ndarray) -> NonLL
         errs = []
         for t in OVERHEAD_GRID:
             trial = replace(prof, step_overhead_s=over | {c: float(t)})
-            errs.append(np.median(np.abs(np.log(predict_all(sub, trial) / meas[idx]))))
+            pred = np.maximum(predict_all(sub, trial), 1e-30)
+            errs.append(np.median(np.abs(np.log(pred / meas[idx]))))
         over[c] = float(OVERHEAD_GRID[int(np.argmin(errs))])
     return replace(prof, step_overhead_s=over)
 

@@ -153,7 +153,8 @@ def _diffusion(model: Any, bpe: float, weights: float, *, steps: int | None,
     cfg_ref = float(_get(model, "guidance_batch_factor", 2.0) or 2.0)
     passes = float(guidance_passes or cfg_ref)
     if comps:
-        unet = max(comps, key=lambda c: c.runs_per_sample * c.flops_fwd)
+        unet = next((c for c in comps if "unet" in c.name.lower() or "transformer" in c.name.lower()),
+                    max(comps, key=lambda c: c.params))  # the denoiser: the largest network
         per_run = float(unet.flops_fwd)
         other = sum(c.flops_fwd * c.runs_per_sample for c in comps if c is not unet)
         step_weights = float(unet.params) * bpe
