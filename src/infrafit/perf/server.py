@@ -191,7 +191,7 @@ def size_server(demand: HostDemand, estimate_like: Any = None, accelerator: Any 
 def _checks(need: dict, box: HostSpec, read_bw: float, write_bw: float, rate: float, demand: HostDemand,
             n_acc: int, typical: bool) -> list[tuple[float, str, str]]:
     """``(need / available, resource, explanation)`` for every resource."""
-    what = f"an {n_acc}-accelerator box usually has" if typical else "this host has"
+    what = f"a typical {n_acc}-accelerator box has" if typical else "this host has"
     cores, item_c, tok_c, run_c = need["cpu"]
     drivers = [f"{item_c:.0f} for {demand.item_kind.replace('_', ' ')}", f"{tok_c:.0f} for tokenisation",
                f"{run_c:.0f} runtime"]
