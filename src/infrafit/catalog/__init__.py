@@ -34,7 +34,16 @@ def load_catalog(overlay_dir: str | Path | None = None, base_dir: str | Path | N
         overlay_dir = os.environ.get(ENV_VAR) or None
     base = str(Path(base_dir).resolve()) if base_dir is not None else str(DATA_DIR)
     overlay = str(Path(overlay_dir).resolve()) if overlay_dir else None
-    return _load(base, overlay)
+    return _load(base, overlay, _signature(base) + (_signature(overlay) if overlay else ()))
+
+
+def _signature(folder: str) -> tuple[tuple[str, int, int], ...]:
+    """(name, mtime, size) of each CSV: an edited file invalidates the cache."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return ()
+    return tuple((e.name, e.stat().st_mtime_ns, e.stat().st_size) for e in entries if e.name.endswith(".csv"))
 
 
 def clear_cache() -> None:
@@ -43,7 +52,7 @@ def clear_cache() -> None:
 
 
 @lru_cache(maxsize=16)
-def _load(base: str, overlay: str | None) -> Catalog:
+def _load(base: str, overlay: str | None, signature: tuple = ()) -> Catalog:  # noqa: ARG001 - cache key
     overlay_files = _overlay_files(overlay) if overlay else {}
     tables = {}
     for name, schema in TABLES.items():

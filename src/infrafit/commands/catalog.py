@@ -38,8 +38,9 @@ def _emit(rows: list[dict[str, Any]], as_json: bool, title: str, columns: list[t
     from rich.table import Table
 
     table = Table(title=f"{title} ({len(rows)})")
-    for header, _ in columns:
-        table.add_column(header)
+    first = max((len(str(columns[0][1](r))) + 1 for r in rows), default=4)
+    for i, (header, _) in enumerate(columns):
+        table.add_column(header, min_width=min(first, 44) if i == 0 else None, no_wrap=i == 0)
     for row in rows:
         table.add_row(*[("*" if row.get("user_row") else "") + str(get(row)) if i == 0 else str(get(row))
                         for i, (_, get) in enumerate(columns)])
