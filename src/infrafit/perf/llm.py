@@ -64,6 +64,7 @@ class Setup:
     step_overhead_s: np.ndarray
     prefill_overhead_s: np.ndarray
     memory_reserve_fraction: np.ndarray
+    prefill_burst: np.ndarray
 
     @property
     def gpus(self) -> np.ndarray:
@@ -186,29 +187,38 @@ class Serving:
 def serve(
     shape: LLMShape, s: Setup, concurrency: np.ndarray, input_tokens: np.ndarray, output_tokens: np.ndarray
 ) -> Serving:
-    """Continuous batching at ``concurrency`` requests in flight per instance (closed loop)."""
-    c = np.maximum(np.asarray(concurrency, dtype=float), 1.0)
+    """Continuous batching at ``concurrency`` requests in flight per instance (closed loop).
+
+    Requests beyond what the KV cache holds wait for a slot (a whole request lifetime per
+    ``C / C_max`` round). Closed-loop clients that start together stay bunched, so a new prompt
+    also waits for a fraction ``prefill_burst`` of the other in-flight prompts' prefill (0 when the
+    arrivals are perfectly staggered, 1 when they all arrive at once; a stack's scheduling trait).
+    """
+    c_req = np.maximum(np.asarray(concurrency, dtype=float), 1.0)
     osl = np.maximum(np.asarray(output_tokens, dtype=float), 1.0)
     isl = np.asarray(input_tokens, dtype=float)
+    c_max = np.maximum(max_concurrency(shape, s, isl + osl), 1.0)
+    c = np.minimum(c_req, c_max)
     step = decode_step(shape, s, c, isl + osl / 2.0)["time_s"]
     p_alone = prefill_alone_s(shape, s, isl)
     p_mixed = prefill_compute_s(shape, s, isl, isl)
     # C / OSL prompts join the batch per step; at C = 1 there is no other request to mix with.
     share = np.where(c > 1, (c / osl) * p_mixed, 0.0)
     tpot = step + share
-    # The new request's own prefill, then the step it joins; other prompts arriving meanwhile queue.
     lifetime = p_alone + step + (osl - 1.0) * tpot
     rate = c / lifetime
     rho = np.where(c > 1, rate * p_mixed * (c - 1) / c, 0.0)
     wait = md1_wait_s(rho, p_mixed)
-    ttft50 = p_alone + np.where(c > 1, 0.5 * step, 0.0) + wait * np.log(2.0)
-    ttft99 = p_alone + np.where(c > 1, step, 0.0) + wait * P99_TAIL
+    burst = s.prefill_burst * (c - 1.0) * p_mixed
+    slot_wait = np.maximum(c_req / c_max - 1.0, 0.0) * lifetime
+    ttft50 = p_alone + np.where(c > 1, 0.5 * step, 0.0) + wait * np.log(2.0) + burst + slot_wait
+    ttft99 = p_alone + np.where(c > 1, step, 0.0) + wait * P99_TAIL + 2.0 * burst + slot_wait
     lifetime = ttft50 + (osl - 1.0) * tpot
-    rate = c / lifetime
+    rate = c_req / lifetime
     # per-request TPOT varies with how many prompts land during its OSL steps (Poisson count)
-    jitter = np.sqrt(np.maximum(c / osl, 0.0) / osl) * p_mixed * 2.33 * np.sqrt(osl)
+    jitter = 2.33 * np.sqrt(np.maximum(c / osl, 0.0) / osl) * p_mixed
     return Serving(
-        ttft_p50_s=ttft50, ttft_p99_s=ttft99, tpot_p50_s=tpot, tpot_p99_s=tpot + jitter / np.sqrt(osl),
+        ttft_p50_s=ttft50, ttft_p99_s=ttft99, tpot_p50_s=tpot, tpot_p99_s=tpot + jitter,
         requests_per_s=rate, output_tokens_per_s=rate * osl, decode_step_s=step, prefill_share_s=share,
         prefill_utilisation=rho,
     )

@@ -1,0 +1,199 @@
+"""Fit the LLM-inference efficiency profiles (src/infrafit/catalog/data/perf_profiles_llm.csv).
+
+Re-runnable: ``.venv/bin/python scripts/fit_profiles_llm.py [--cv] [--dry-run]``.
+
+What is fitted: the achieved fractions of peak (GEMM in prefill and decode, HBM bandwidth), the
+per-step and per-request overheads and the prefill-burst fraction, keyed ONLY by physical things
+(generation, serving stack, precision, phase, op class). A key gets its own row when the calibration
+sets have at least ``MIN_ROWS`` rows for it; otherwise it falls back to a wider wildcard row.
+
+How: robust least squares on log(predicted / measured) (soft-L1 via iteratively reweighted
+Gauss-Newton, numerical Jacobian), parameters in log space, clipped to physical ranges
+(efficiencies in (0.02, 1], overheads in [10 us, 2 s]). Inputs: benchmarks/data/calibration.csv
+(LLM inference rows) and benchmarks/data/latency_calibration.csv. ``--cv`` reports
+leave-one-model-out and leave-one-accelerator-out errors (the model or chip held out of the fit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from infrafit.catalog import load_catalog
+from infrafit.perf.profiles import PROFILE_COLUMNS, ProfileRow, Profiles, default_profiles_path
+from infrafit.perf.rows_llm import prepare_many
+from infrafit.perf.rows_llm_eval import evaluate, expand
+from infrafit.perf.types import ValidateContext
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data"
+MIN_ROWS = 8
+BOUNDS = {"gemm": (0.02, 1.0), "memory": (0.05, 1.0), "attention": (0.02, 1.0), "step_overhead": (1e-5, 0.5),
+          "request_overhead": (1e-4, 2.0), "burst": (0.0, 1.0), "memory_reserve": (0.02, 0.5)}
+FITTED = (("prefill", "gemm"), ("decode", "gemm"), ("decode", "memory"), ("decode", "step_overhead"),
+          ("prefill", "request_overhead"), ("prefill", "burst"))
+SOURCE = "fitted by scripts/fit_profiles_llm.py on benchmarks/data/calibration.csv + latency_calibration.csv"
+
+
+def load_rows() -> list[dict[str, str]]:
+    cal = [r for r in csv.DictReader((DATA / "calibration.csv").open()) if r["task"] == "inference"]
+    lat = list(csv.DictReader((DATA / "latency_calibration.csv").open()))
+    return cal + [r for r in lat if not r.get("exact_duplicate_of")]
+
+
+def base_rows() -> list[ProfileRow]:
+    """The wildcard priors (rows fitted 0) of the current file: the fall-back of every key."""
+    return [r for r in _read() if r.generation == "*" and r.stack == "*"]
+
+
+def _read() -> tuple[ProfileRow, ...]:
+    from infrafit.perf.profiles import _parse
+
+    return _parse(default_profiles_path())
+
+
+def candidate_rows(cases: list) -> list[ProfileRow]:
+    """Specific rows for the (generation, stack) and (generation, stack, fp4) keys with enough data."""
+    today = dt.date.today().isoformat()
+    gs = Counter((c.acc.generation, c.stack) for c in cases)
+    gen = Counter(c.acc.generation for c in cases)
+    stacks = Counter(c.stack for c in cases)
+    rows: list[ProfileRow] = []
+    for s, n in stacks.items():
+        if n >= MIN_ROWS:
+            rows.append(ProfileRow("*", s, "*", "prefill", "burst", 0.3, n, SOURCE, today))
+    for g, n in gen.items():
+        if n >= MIN_ROWS:
+            for phase, op in FITTED[:3]:
+                rows.append(ProfileRow(g, "*", "*", phase, op, 0.5, n, SOURCE, today))
+    for (g, s), n in gs.items():
+        if n >= MIN_ROWS:
+            for phase, op in FITTED[:5]:
+                rows.append(ProfileRow(g, s, "*", phase, op, 0.5 if op in ("gemm", "memory") else 0.01, n, SOURCE, today))
+    fp4 = Counter((c.acc.generation, c.stack) for c in cases if c.precision == "fp4")
+    for (g, s), n in fp4.items():
+        if n >= MIN_ROWS:
+            for phase in ("prefill", "decode"):
+                rows.append(ProfileRow(g, s, "fp4", phase, "gemm", 0.4, n, SOURCE, today))
+    return rows
+
+
+def set_weights(cases: list) -> np.ndarray:
+    """Each source set (published tables vs serving latencies) weighs the same in total."""
+    lat = np.array([":" in c.row_id for c in cases])
+    n_lat, n_cal = max(lat.sum(), 1), max((~lat).sum(), 1)
+    return np.where(lat, 1.0, np.sqrt(n_lat / n_cal))
+
+
+def fit(ex, measured: np.ndarray, profiles: Profiles, free: np.ndarray, iters: int = 12) -> np.ndarray:
+    """Robust Gauss-Newton on log errors over the profile values at indices ``free``."""
+    values = np.array([r.value for r in profiles.rows])
+    lo = np.array([BOUNDS.get(r.op_class, (1e-9, 1e9))[0] for r in profiles.rows])
+    hi = np.array([BOUNDS.get(r.op_class, (1e-9, 1e9))[1] for r in profiles.rows])
+    x = np.log(np.clip(values[free], np.maximum(lo[free], 1e-6), hi[free]))
+
+    def resid(xv: np.ndarray) -> np.ndarray:
+        v = values.copy()
+        v[free] = np.clip(np.exp(xv), np.maximum(lo[free], 1e-6), hi[free])
+        p = evaluate(ex, v)
+        r = np.log(np.where(np.isfinite(p) & (p > 0), p, 1e-9) / measured)
+        return np.clip(r, -3, 3) * set_w
+
+    set_w = set_weights(ex.cases)
+    lam = 1e-2
+    for _ in range(iters):
+        r = resid(x)
+        w = 1.0 / np.sqrt(1.0 + (r / 0.1) ** 2)  # soft-L1 weights
+        jac = np.empty((len(r), len(x)))
+        for k in range(len(x)):
+            dx = x.copy()
+            dx[k] += 1e-3
+            jac[:, k] = (resid(dx) - r) / 1e-3
+        jw = jac * w[:, None]
+        step = np.linalg.solve(jw.T @ jw + lam * np.eye(len(x)), -(jw.T @ (w * r)))
+        x_new = x + np.clip(step, -1.0, 1.0)
+        if np.sum((w * resid(x_new)) ** 2) < np.sum((w * r) ** 2):
+            x, lam = x_new, lam * 0.5
+        else:
+            lam *= 4.0
+    v = values.copy()
+    v[free] = np.clip(np.exp(x), np.maximum(lo[free], 1e-6), hi[free])
+    return v
+
+
+def mdape(pred: np.ndarray, meas: np.ndarray) -> float:
+    ok = np.isfinite(pred)
+    return float(np.median(np.abs(pred[ok] - meas[ok]) / meas[ok])) if ok.any() else float("nan")
+
+
+def run(cv: bool, dry_run: bool) -> dict:
+    ctx = ValidateContext(load_catalog(), str(ROOT / "tests" / "fixtures" / "model_configs"))
+    rows = load_rows()
+    cases, skipped = prepare_many(rows, ctx)
+    by_id = {r["row_id"]: float(r["metric_value"]) for r in rows}
+    measured = np.array([by_id[c.row_id] for c in cases])
+    prior = list(base_rows())
+    profiles = Profiles(tuple(prior + candidate_rows(cases)))
+    ex = expand(cases, profiles)
+    free = np.array([i for i, r in enumerate(profiles.rows) if r.op_class in {op for _, op in FITTED}])
+    values = fit(ex, measured, profiles, free)
+    pred = evaluate(ex, values)
+    report = {"cases": len(cases), "skipped": len(skipped), "mdape": mdape(pred, measured), "cv": {}}
+    if cv:
+        report["cv"] = cross_validate(cases, measured, profiles, free)
+    fitted = tuple(ProfileRow(r.generation, r.stack, r.precision, r.phase, r.op_class, float(v), r.rows_fitted,
+                              r.source, r.retrieved_on) for r, v in zip(profiles.rows, values, strict=True))
+    if not dry_run:
+        write(fitted)
+    return report
+
+
+def cross_validate(cases: list, measured: np.ndarray, profiles: Profiles, free: np.ndarray) -> dict:
+    """Hold out each model (latency set) and each accelerator: fit on the rest, predict the held-out."""
+    out = {}
+    for label, key in (("leave-one-model-out", lambda c: c.shape.model_id),
+                       ("leave-one-accelerator-out", lambda c: c.acc.id)):
+        groups = Counter(key(c) for c in cases)
+        preds = np.full(len(cases), np.nan)
+        for g, n in groups.items():
+            if n < 50:
+                continue
+            test = np.array([key(c) == g for c in cases])
+            train_cases = [c for c, t in zip(cases, test, strict=True) if not t]
+            ex_tr = expand(train_cases, profiles)
+            v = fit(ex_tr, measured[~test], profiles, free, iters=5)
+            ex_te = expand([c for c, t in zip(cases, test, strict=True) if t], profiles)
+            preds[test] = evaluate(ex_te, v)
+        held = np.isfinite(preds)
+        out[label] = {"rows": int(held.sum()), "mdape": mdape(preds[held], measured[held])}
+    return out
+
+
+def write(rows: tuple[ProfileRow, ...]) -> None:
+    path = default_profiles_path()
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(PROFILE_COLUMNS)
+        for r in rows:
+            w.writerow([r.generation, r.stack, r.precision, r.phase, r.op_class, f"{r.value:.6g}", r.rows_fitted,
+                        r.source, r.retrieved_on])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cv", action="store_true", help="also run the cross-validation")
+    ap.add_argument("--dry-run", action="store_true", help="do not write the profiles file")
+    args = ap.parse_args(argv)
+    report = run(args.cv, args.dry_run)
+    print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
