@@ -1,9 +1,57 @@
-"""Commands of the plan area (filled in by its issue)."""
+"""``infrafit plan SPEC``: ranked, explained infrastructure options for a workload (the main job)."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the app."""
+
+    @app.command("plan")
+    def plan_command(
+        spec: Annotated[Path, typer.Argument(help="Workload spec (YAML).")],
+        objective: Annotated[str, typer.Option(help="cost | latency | time | balanced")] = "cost",
+        top: Annotated[int, typer.Option(help="How many options to show.")] = 5,
+        json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+        report: Annotated[Path | None, typer.Option(help="Write a report: FILE.html or FILE.md.")] = None,
+    ) -> None:
+        """Search, rank and explain infrastructure options for SPEC."""
+        run_plan(spec, objective=objective, top=top, json_out=json_out, report=report)
+
+
+def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: bool = False,
+             report: Path | None = None) -> dict:
+    """The pure program: load, plan, print, write the report; exit 3 (``NoFeasibleOption``) when empty."""
+    from infrafit.catalog import load_catalog
+    from infrafit.errors import InputError, NoFeasibleOption
+    from infrafit.search.planner import plan
+    from infrafit.workload.spec import load_spec
+
+    if report is not None and report.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
+        raise InputError(f"--report {report}: unknown report type {report.suffix or '(none)'!r}",
+                         fix="name the file with .html or .md")
+    workload = load_spec(spec)
+    result = plan(workload, load_catalog(), objective=objective, top=top)
+    if json_out:
+        from infrafit.commands.output import print_json
+
+        print_json(result)
+    else:
+        from rich.console import Console
+
+        from infrafit.report.render import render_terminal
+
+        render_terminal(result, Console())
+    if report is not None and result["options"]:
+        from infrafit.report.render import write_report
+
+        write_report(result, report)
+    if not result["options"]:
+        reasons = "; ".join(f"{e['what']}: {e['reason']}" for e in result["excluded"][:8])
+        raise NoFeasibleOption(f"no option meets the hard constraints of {spec.name} ({reasons})",
+                               fix="relax an SLO, the deadline, the budget, placement or allowed deployments")
+    return result

@@ -1,0 +1,226 @@
+"""Evaluate many configurations of one workload at once: capacity within the SLOs, or time to train.
+
+Three paths, each built on the performance package's array estimators:
+
+- LLM inference (decoders): ``perf.llm.serve`` over (configurations x concurrency grid). A
+  configuration's capacity is the largest request rate any concurrency sustains with TTFT p99 (at
+  the p99 prompt), TPOT p99 and end-to-end p99 within the SLOs; the layout dimension (tensor
+  parallel x attention data parallel inside a replica) is searched and the best kept.
+- Other inference: ``perf.nonllm.nonllm_capacity`` (samples/s within the latency SLO, or offline).
+- Training: ``perf.training.train_run`` (layout search per accelerator x count), pruned first by
+  the ideal time ``model FLOPs / (count x peak)`` against the deadline.
+
+Each returns an ``Evaluated`` (arrays over configurations) plus what a failing family lacked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import numpy as np
+
+#: Concurrency grid per replica for continuous batching (closed loop, requests in flight).
+CONCURRENCY_GRID = np.array([1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024], float)
+LLM_PRECISIONS_AUTO = ("bf16", "fp8", "fp4", "int8", "int4")
+
+
+@dataclass
+class Evaluated:
+    """Configurations (``rows``: accelerator id, count, precision, stack, layout) and their numbers."""
+
+    rows: list[dict[str, Any]]
+    fits: np.ndarray
+    capacity: np.ndarray  # inference: requests (items)/s one replica sustains within the SLOs; training: NaN
+    time_to_train_s: np.ndarray  # training: one run; inference: NaN
+    metric: np.ndarray  # the front's second axis: p99 latency (s) or time to train (s)
+    memory_bytes: np.ndarray  # per accelerator
+    memory_capacity_bytes: np.ndarray
+    slo: dict[str, tuple[np.ndarray, float]] = field(default_factory=dict)  # name -> (value per row, limit)
+    terms: list[dict[str, float]] = field(default_factory=list)  # roofline terms of each row
+
+    def take(self, idx: np.ndarray) -> Evaluated:
+        idx = np.asarray(idx, dtype=int)
+        return Evaluated([self.rows[i] for i in idx], self.fits[idx], self.capacity[idx], self.time_to_train_s[idx],
+                         self.metric[idx], self.memory_bytes[idx], self.memory_capacity_bytes[idx],
+                         {k: (v[idx], lim) for k, (v, lim) in self.slo.items()}, [self.terms[i] for i in idx])
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def _pow2_divisors(n: int, cap: int) -> list[int]:
+    out, x = [], 1
+    while x <= min(n, cap):
+        if n % x == 0:
+            out.append(x)
+        x *= 2
+    return out
+
+
+def llm_precisions(acc, allowed: tuple[str, ...]) -> list[str]:
+    """Precisions worth trying on ``acc``: allowed ones it runs natively (int4 is weight-only)."""
+    base = [p for p in allowed if p != "fp32"] or list(allowed)
+    return [p for p in base if p == "int4" or acc.peak(p) > 0] or base[:1]
+
+
+def _grid_setup(setup):
+    return replace(setup, **{f.name: np.asarray(getattr(setup, f.name), float)[:, None] for f in fields(setup)})
+
+
+def evaluate_llm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, ...], stacks_for, traffic, slo,
+                 profiles=None) -> Evaluated:
+    """Continuous-batching capacity of every (accelerator, count) x precision x stack x layout."""
+    from infrafit.perf.llm import decode_step, max_concurrency, serve, weight_bytes_per_gpu
+    from infrafit.perf.llm_setup import ConfigRow, build_setup
+    from infrafit.perf.llm_shape import shape_from_arch
+
+    shape = shape_from_arch(arch)
+    rows, cfg = [], []
+    for acc, n in pairs:
+        domain = max(int(acc.scaleup_domain_size or 1), 8 if acc.host_bytes_per_s else 1)
+        for p in llm_precisions(acc, precisions):
+            for st in stacks_for(acc):
+                for tp in _pow2_divisors(n, domain):
+                    rows.append(ConfigRow(acc, p, st, tp=tp, adp=n // tp))
+                    cfg.append({"accelerator": acc.id, "count": n, "precision": p, "stack": st,
+                                "tp": tp, "pp": 1, "dp": n // tp, "ep": 1})
+    if not rows:
+        return _empty()
+    setup, plans, _ = build_setup(rows, profiles)
+    isl, osl = float(traffic.input_tokens.mean), float(traffic.output_tokens.mean)
+    isl99, osl99 = float(traffic.input_tokens.p99), float(traffic.output_tokens.p99)
+    grid = _grid_setup(setup)
+    conc = CONCURRENCY_GRID[None, :]
+    sv = serve(shape, grid, conc, isl, osl)
+    tail = serve(shape, grid, conc, isl99, osl)  # a p99-length prompt arriving into the same load
+    cmax = max_concurrency(shape, setup, isl + osl)
+    fits = cmax >= 1
+    ttft99 = np.maximum(sv.ttft_p99_s, tail.ttft_p99_s)
+    tpot99 = sv.tpot_p99_s
+    e2e99 = ttft99 + (osl99 - 1.0) * tpot99
+    ok = np.ones_like(ttft99, bool)
+    limits = {"ttft_p99_s": (ttft99, slo.ttft_p99_s), "tpot_p99_s": (tpot99, slo.tpot_p99_s),
+              "e2e_p99_s": (e2e99, slo.e2e_p99_s or slo.latency_p99_s)}
+    for value, limit in limits.values():
+        if limit:
+            ok &= value <= limit
+    rate = np.where(ok & fits[:, None], sv.requests_per_s, 0.0)
+    best = np.argmax(rate, axis=1)
+    # With no feasible concurrency, report the least-violating one (concurrency 1) for the reasons.
+    j = np.where(rate.max(axis=1) > 0, best, 0)
+    r = np.arange(len(rows))
+    capacity = rate[r, j]
+    chosen_c = CONCURRENCY_GRID[j]
+    w = weight_bytes_per_gpu(shape, setup)
+    kv_per_seq = shape.kv_elements(isl + osl) * setup.kv_bytes_per_element / np.minimum(setup.tp, shape.kv_shards_max)
+    kv = kv_per_seq * np.minimum(chosen_c, np.maximum(cmax, 1)) / setup.adp
+    step = decode_step(shape, setup, np.minimum(chosen_c, np.maximum(cmax, 1)), np.full(len(rows), isl + osl / 2))
+    terms = [{"gemm_compute_s": float(step["gemm_compute_s"][i]), "weights_read_s": float(step["gemm_memory_s"][i]),
+              "kv_read_s": float(step["kv_read_s"][i]), "attention_compute_s": float(step["attention_compute_s"][i]),
+              "collectives_s": float(step["collectives_s"][i]), "overhead_s": float(step["overhead_s"][i]),
+              "concurrency": float(chosen_c[i]), "kv_max_concurrency": float(cmax[i]),
+              "throughput_output_tokens_per_s": float(sv.output_tokens_per_s[i, j[i]])}
+             for i in r]
+    for i, p in enumerate(plans):
+        cfg[i]["notes"] = list(p.notes)
+    slo_out = {k: (v[r, j], float(lim)) for k, (v, lim) in limits.items() if lim}
+    slo_out.setdefault("ttft_p99_s", (ttft99[r, j], float("nan")))
+    slo_out.setdefault("tpot_p99_s", (tpot99[r, j], float("nan")))
+    metric = ttft99[r, j]
+    return Evaluated(cfg, fits, capacity, np.full(len(rows), np.nan), metric, w + kv,
+                     setup.memory_bytes * 1.0, slo_out, terms)
+
+
+def evaluate_nonllm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, ...], latency_slo_s, realtime: bool,
+                    work_shape: dict) -> Evaluated:
+    """Samples/s per replica within the latency SLO (realtime) or offline (batch)."""
+    from infrafit.perf.nonllm import nonllm_capacity
+    from infrafit.perf.nonllm_estimate import _default_stack
+    from infrafit.perf.nonllm_work import sample_work
+
+    parts = []
+    accs = [a for a, _ in pairs]
+    counts = np.array([n for _, n in pairs], float)
+    for p in precisions:
+        cap = nonllm_capacity(arch, accs, counts, p, latency_slo_s=latency_slo_s if realtime else None, **work_shape)
+        work = sample_work(arch, p, **work_shape)
+        rate = cap["samples_per_s"] if realtime else cap["offline_samples_per_s"]
+        lat = cap["p99_s"]
+        for i, (acc, n) in enumerate(pairs):
+            parts.append(({"accelerator": acc.id, "count": n, "precision": p, "stack": _default_stack(acc),
+                           "tp": 1, "pp": 1, "dp": n, "ep": 1, "batch": float(cap["batch"][i])},
+                          bool(cap["fits"][i]), float(rate[i]), float(lat[i]), float(work.weight_bytes),
+                          float(acc.memory_bytes)))
+    if not parts:
+        return _empty()
+    cfg, fits, rate, lat, mem, capb = zip(*parts, strict=True)
+    lat_a = np.asarray(lat, float)
+    slo = {"latency_p99_s": (lat_a, float(latency_slo_s))} if latency_slo_s and realtime else {}
+    return Evaluated(list(cfg), np.asarray(fits), np.asarray(rate, float), np.full(len(cfg), np.nan), lat_a,
+                     np.asarray(mem, float), np.asarray(capb, float), slo, [{} for _ in cfg])
+
+
+def ideal_train_s(shape, acc, count: int, precision: str, seq_len: int, total_samples: float) -> float:
+    """Time to train at 100 % of the chips' peak (PaLM model FLOPs): a lower bound for early pruning."""
+    from infrafit.perf.training import model_flops_per_sample
+
+    peak = acc.peak(precision) or acc.peak("bf16") or acc.peak("fp16")
+    return model_flops_per_sample(shape, seq_len) * total_samples / max(count * peak, 1.0)
+
+
+def evaluate_training(workload, arch, pairs: list[tuple[Any, int]], precisions: tuple[str, ...],
+                      deadline_s: float | None, max_counts_per_acc: int = 4) -> tuple[Evaluated, dict[str, str]]:
+    """Best layout of each (accelerator, count, precision); pruned by the ideal-time lower bound.
+
+    Returns the evaluated rows and, per accelerator id, why it was pruned (with its numbers)."""
+    from infrafit.perf.training import train_run
+    from infrafit.perf.training_arch import from_model_arch
+    from infrafit.perf.training_layout import USABLE_MEMORY_FRACTION
+
+    tr = workload.training
+    shape = from_model_arch(arch)
+    seq = int(tr.seq_len) if shape.is_transformer else 0
+    total = float(tr.total_samples)
+    pruned: dict[str, str] = {}
+    out = []
+    by_acc: dict[str, list[tuple[Any, int]]] = {}
+    for acc, n in sorted(pairs, key=lambda x: x[1]):
+        by_acc.setdefault(acc.id, []).append((acc, n))
+    for acc_id, items in by_acc.items():
+        taken = 0
+        for acc, n in items:
+            if taken >= max_counts_per_acc:
+                break
+            gbs = int(tr.global_batch or max(n, (max(1, round(4_000_000 / max(seq, 1))) // n) * n))
+            for p in [q for q in precisions if acc.peak(q) > 0] or ["bf16"]:
+                lb = ideal_train_s(shape, acc, n, p, seq, total)
+                if deadline_s and lb > deadline_s:
+                    pruned[acc_id] = f"{n} chips need at least {lb / 86400:,.1f} days at 100 % of peak"
+                    continue
+                try:
+                    run = train_run(shape, acc, n, seq_len=seq, global_batch=gbs, method=tr.method, precision=p,
+                                    lora_rank=int(tr.lora_rank or 16), total_samples=total, top=1)
+                except Exception as exc:  # noqa: BLE001 - a layout the model cannot build is one fewer candidate
+                    pruned[acc_id] = str(exc).split(". To fix")[0]
+                    continue
+                lay = run.layout
+                out.append(({"accelerator": acc.id, "count": n, "precision": run.precision, "stack": "default",
+                             "tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "ep": lay.ep, "cp": lay.cp,
+                             "global_batch": gbs, "notes": list(run.notes)},
+                            lay.fits, float(run.time_to_train_s or np.nan), lay.memory_bytes,
+                            acc.memory_bytes * USABLE_MEMORY_FRACTION, {**lay.shares, "mfu_fraction": run.mfu_fraction}))
+                taken += 1
+    if not out:
+        return _empty(), pruned
+    cfg, fits, ttt, mem, capb, terms = zip(*out, strict=True)
+    ttt_a = np.asarray(ttt, float)
+    slo = {"time_to_train_s": (ttt_a, float(deadline_s))} if deadline_s else {}
+    ev = Evaluated(list(cfg), np.asarray(fits), np.full(len(cfg), np.nan), ttt_a, ttt_a, np.asarray(mem, float),
+                   np.asarray(capb, float), slo, list(terms))
+    return ev, pruned
+
+
+def _empty() -> Evaluated:
+    z = np.zeros(0)
+    return Evaluated([], z.astype(bool), z, z, z, z, z, {}, [])

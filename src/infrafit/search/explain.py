@@ -1,0 +1,118 @@
+"""Why each option ranks where it does, its risks, and one line per excluded family.
+
+Every sentence is built from numbers the earlier stages computed (SLO values against their
+limits, roofline terms of the estimate, the cost breakdown, offer metadata); nothing here decides
+what is good. Thresholds that turn a number into a risk are named constants with their reason.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import numpy as np
+
+from infrafit.units import fmt_duration, fmt_usd
+
+#: A price older than this is flagged: cloud GPU list prices moved by 10-45 % within 2024-2025
+#: (AWS P4/P5 cuts of June 2025), so half a year is the horizon over which a quote is still current.
+STALE_PRICE_DAYS = 180
+SLO_LABEL = {"ttft_p99_s": "TTFT p99", "tpot_p99_s": "TPOT p99", "e2e_p99_s": "end-to-end p99",
+             "latency_p99_s": "latency p99", "time_to_train_s": "time to train"}
+_TERM_LABEL = {"weights_read_s": "weights read", "kv_read_s": "KV-cache read", "gemm_compute_s": "GEMM compute",
+               "attention_compute_s": "attention compute", "collectives_s": "collectives", "overhead_s": "step overhead"}
+
+
+def fmt_value(name: str, value: float) -> str:
+    return fmt_duration(value) if name.endswith("_s") else f"{value:,.3g}"
+
+
+def binding_constraint(slo: dict, i: int) -> str | None:
+    """The SLO (or deadline) closest to its limit for row ``i``: 'TTFT p99 0.62 s of 1 s (62 %)'."""
+    best = None
+    for name, (values, limit) in slo.items():
+        if not limit or not np.isfinite(limit):
+            continue
+        ratio = float(values[i]) / limit
+        if best is None or ratio > best[0]:
+            best = (ratio, name, float(values[i]), limit)
+    if best is None:
+        return None
+    ratio, name, value, limit = best
+    limit_word = "deadline" if name == "time_to_train_s" else "SLO"
+    return (f"binding constraint: {SLO_LABEL.get(name, name)} {fmt_value(name, value)} against the "
+            f"{fmt_value(name, limit)} {limit_word} ({ratio:.0%} of it)")
+
+
+def roofline_line(terms: dict[str, float], bottleneck: str | None = None) -> str | None:
+    """The largest terms of one step, e.g. 'decode step: weights read 8.1 ms, KV-cache read 3.2 ms'."""
+    if "concurrency" in terms:
+        parts = sorted(((v, k) for k, v in terms.items() if k in _TERM_LABEL and v > 0), reverse=True)[:3]
+        total = sum(v for v, _ in parts) or 1.0
+        text = ", ".join(f"{_TERM_LABEL[k]} {fmt_duration(v)} ({v / total:.0%})" for v, k in parts)
+        return (f"decode step at {terms['concurrency']:.0f} requests in flight (KV cache holds "
+                f"{terms['kv_max_concurrency']:,.0f}): {text}")
+    shares = {k.removesuffix("_share"): v for k, v in terms.items() if k.endswith("_share") and v > 0}
+    if shares:
+        top = sorted(shares.items(), key=lambda kv: -kv[1])[:3]
+        mfu = f"; MFU {terms['mfu_fraction']:.0%}" if "mfu_fraction" in terms else ""
+        return "training step: " + ", ".join(f"{k.replace('_', ' ')} {v:.0%}" for k, v in top) + mfu
+    return f"bottleneck: {bottleneck}" if bottleneck else None
+
+
+def cost_drivers(breakdown: dict[str, float], tco: float) -> str:
+    items = sorted(((v, k) for k, v in breakdown.items() if v > 0), reverse=True)[:3]
+    return "cost drivers: " + ", ".join(f"{k.removesuffix('_usd').replace('_', ' ')} {fmt_usd(v)} "
+                                        f"({v / tco:.0%})" for v, k in items) if tco > 0 and items else ""
+
+
+def versus_line(tco: float, mode: str, alternatives: dict[str, float]) -> str | None:
+    """Compare with the cheapest feasible option of every other deployment mode."""
+    others = {m: v for m, v in alternatives.items() if m != mode and np.isfinite(v)}
+    if not others:
+        return None
+    parts = []
+    for m, v in sorted(others.items(), key=lambda kv: kv[1])[:3]:
+        delta = (v - tco) / tco if tco > 0 else 0.0
+        word = "cheaper" if delta < 0 else "more"
+        parts.append(f"best {m} {fmt_usd(v)} ({abs(delta):.0%} {word})")
+    return "against other modes: " + ", ".join(parts)
+
+
+def price_risks(offer: dict, today: date) -> list[str]:
+    out = []
+    try:
+        age = (today - date.fromisoformat(str(offer.get("retrieved_on"))[:10])).days
+    except ValueError:
+        age = None
+    if age is not None and age > STALE_PRICE_DAYS:
+        out.append(f"stale price: retrieved {offer['retrieved_on']} ({age} days ago, more than {STALE_PRICE_DAYS})")
+    if str(offer.get("derived")).lower() == "true" or str(offer.get("confidence")) == "low":
+        out.append(f"price is derived or low-confidence ({offer.get('confidence')}): "
+                   f"{str(offer.get('notes') or '').split(';')[0][:120]}")
+    return out
+
+
+def mode_risks(mode: str, cost_json: dict, term_months: float, horizon: int, interruptions_per_hour: float,
+               realtime: bool) -> list[str]:
+    out = []
+    if mode == "cloud_spot":
+        extra = "; realtime serving keeps an on-demand fallback (priced)" if realtime else ""
+        out.append(f"spot interruption: about {interruptions_per_hour * 24:.1f} per day assumed, each losing "
+                   f"work since the last checkpoint{extra}")
+    if term_months > 1:
+        beyond = sum(v for k, v in cost_json.get("beyond", {}).items()) if cost_json.get("beyond") else 0.0
+        tail = f"; {fmt_usd(beyond)} falls after the {horizon}-month horizon" if beyond > 0 else ""
+        out.append(f"commitment: {term_months:.0f}-month term paid whether used or not{tail}")
+    if mode == "on_prem":
+        out.append("on-prem: capital outlay up front and lead time to buy, rack and power the servers")
+    return out
+
+
+def family_fail_line(kind: str, name: str, value: float, limit: float, where: str) -> str:
+    label = SLO_LABEL.get(name, name)
+    word = "deadline" if name == "time_to_train_s" else "SLO"
+    return f"{label} {fmt_value(name, value)} > {fmt_value(name, limit)} {word} (best: {where})"
+
+
+__all__ = ["STALE_PRICE_DAYS", "binding_constraint", "cost_drivers", "family_fail_line", "mode_risks",
+           "price_risks", "roofline_line", "versus_line"]

@@ -1,0 +1,115 @@
+"""Offer rows a workload may use: deployment modes, excluded providers and data residency.
+
+Pruned before any performance or cost work. Each family that loses every offer gets one line
+with the numbers that excluded it (how many offers, where they are). On-prem purchases have no
+region: the hardware goes where the user puts it, so they are placed at the first allowed on-prem
+site (a region whose name starts with ``on-prem``), else the first allowed region or country.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+MODE_KIND = {"cloud_on_demand": "cloud", "cloud_spot": "cloud", "cloud_reserved_1y": "cloud",
+             "cloud_reserved_3y": "cloud", "dedicated_monthly": "dedicated", "on_prem": "on_prem"}
+
+
+@dataclass
+class OfferFilter:
+    """The kept offers (with ``family``, ``vendor``, ``kind``, ``place`` columns) and the exclusions."""
+
+    kept: pd.DataFrame
+    excluded: list[dict[str, str]] = field(default_factory=list)
+
+
+def _slug(text: object) -> str:
+    return str(text or "").strip().lower().replace(" ", "-")
+
+
+def annotate(offers: pd.DataFrame, catalog) -> pd.DataFrame:
+    """Add family, vendor and accelerator kind to each offer row."""
+    accs = catalog.accelerators
+    out = offers.copy()
+    out["family"] = [accs[a].family if a in accs else "unknown" for a in out["accelerator_id"]]
+    out["vendor"] = [accs[a].vendor if a in accs else "unknown" for a in out["accelerator_id"]]
+    out["acc_kind"] = [accs[a].kind if a in accs else "unknown" for a in out["accelerator_id"]]
+    return out
+
+
+def place_on_prem(offers: pd.DataFrame, regions: tuple[str, ...], countries: tuple[str, ...]) -> pd.DataFrame:
+    """Give region-less on-prem rows the user's on-prem site (or first allowed region/country)."""
+    site = next((r for r in regions if r.startswith("on-prem")), regions[0] if regions else "on-prem")
+    country = countries[0] if countries else ""
+    blank = (offers["mode"] == "on_prem") & (offers["region"].fillna("").astype(str).str.strip() == "")
+    out = offers.copy()
+    out.loc[blank, "region"] = site
+    out.loc[blank, "country"] = country
+    out["placed"] = blank
+    return out
+
+
+def residency_mask(offers: pd.DataFrame, regions: tuple[str, ...], countries: tuple[str, ...]) -> np.ndarray:
+    """True where the offer's country is allowed and, when regions are given, its region or city is
+    one of them (countries alone are enough when no region is named)."""
+    n = len(offers)
+    if not regions and not countries:
+        return np.ones(n, bool)
+    country_ok = (offers["country"].fillna("").astype(str).str.upper().isin(countries).to_numpy()
+                  if countries else np.ones(n, bool))
+    if not regions:
+        return country_ok
+    names = {_slug(r) for r in regions}
+    region_ok = (offers["region"].map(_slug).isin(names) | offers["city"].map(_slug).isin(names)).to_numpy()
+    placed = offers["placed"].to_numpy(bool) if "placed" in offers else np.zeros(n, bool)
+    return (region_ok | placed) & country_ok
+
+
+def _where(rows: pd.DataFrame, limit: int = 4) -> str:
+    places = sorted({f"{r}" if not c else f"{r} ({c})" for r, c in zip(rows["region"].fillna(""),
+                                                                          rows["country"].fillna(""), strict=True)
+                     if r})
+    more = f" and {len(places) - limit} more" if len(places) > limit else ""
+    return ", ".join(places[:limit]) + more
+
+
+def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tuple[str, ...],
+                  countries: tuple[str, ...]) -> OfferFilter:
+    """Offers in an allowed mode, from an allowed provider, inside the residency constraint."""
+    offers = annotate(catalog.offers, catalog)
+    offers = place_on_prem(offers, regions, countries)
+    kind = offers["mode"].map(MODE_KIND).fillna("other").to_numpy()
+    mode_ok = np.isin(kind, allowed_kinds)
+    excluded_providers = {_slug(p) for p in workload.deployment.exclude_providers}
+    provider_ok = ~offers["provider"].map(_slug).isin(excluded_providers).to_numpy()
+    place_ok = residency_mask(offers, regions, countries)
+    keep = mode_ok & provider_ok & place_ok
+    lines = []
+    for family, rows in offers.groupby("family", sort=True):
+        idx = rows.index.to_numpy()
+        if keep[idx].any():
+            continue
+        lines.append({"what": family, "reason": _family_reason(rows, mode_ok[idx], provider_ok[idx],
+                                                               place_ok[idx], allowed_kinds, regions, countries)})
+    return OfferFilter(offers[keep].reset_index(drop=True), lines)
+
+
+def _family_reason(rows, mode_ok, provider_ok, place_ok, allowed_kinds, regions, countries) -> str:
+    n = len(rows)
+    if not mode_ok.any():
+        modes = sorted(set(rows["mode"]))
+        return (f"none of its {n} offers is in an allowed deployment ({', '.join(allowed_kinds)}); "
+                f"it is sold as {', '.join(modes)}")
+    if not (mode_ok & provider_ok).any():
+        return f"all {int(mode_ok.sum())} offers in allowed modes come from excluded providers"
+    where = ", ".join(list(regions) + list(countries))
+    sub = rows[mode_ok & provider_ok]
+    return f"no offer inside the residency constraint ({where}); its {len(sub)} offers are in {_where(sub)}"
+
+
+def families_without_offers(catalog, offered_families: set[str]) -> list[dict[str, str]]:
+    """Families in the accelerator table with no price in the catalog at all."""
+    fams = sorted({a.family for a in catalog.accelerators.values()} - offered_families)
+    return [{"what": f, "reason": "no price for it in the catalog (add an offer with --catalog-dir)"} for f in fams]

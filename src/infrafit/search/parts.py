@@ -1,0 +1,158 @@
+"""One part of a plan (training, or serving): configurations x offers, hard constraints, prices.
+
+``evaluate_part`` turns the kept offer rows into candidate configurations (accelerator x count,
+counts being the offer's instance size times 1, 2, 4, ... instances per replica), evaluates them
+(``search.evaluate``), joins each feasible configuration with every offer of its instance shape,
+and prices all pairs at once with ``cost.tco.price_options``. What failed, per family, is kept with
+its numbers for the exclusion lines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from infrafit import units
+from infrafit.search.evaluate import Evaluated
+
+#: Instances per replica tried for inference (a replica spans at most 4 instances) and training.
+INFERENCE_INSTANCE_MULTIPLES = (1, 2, 4)
+TRAINING_INSTANCE_MULTIPLES = (1, 2, 4, 8, 16, 32, 64, 128)
+MAX_TRAINING_CHIPS = 4096
+
+
+@dataclass
+class Part:
+    """Priced candidates of one part: ``offers`` (rows joined with their configuration), the
+    evaluation ``ev`` aligned with the rows, the ``cost`` result, and failure notes by family."""
+
+    task: str  # "serve" or "train"
+    offers: pd.DataFrame
+    ev: Evaluated
+    arrays: Any  # cost.offers.OfferArrays
+    cost: Any  # cost.tco.CostResult
+    failures: dict[str, list[str]] = field(default_factory=dict)
+    evaluated: int = 0
+
+    def __len__(self) -> int:
+        return len(self.offers)
+
+
+def _pairs(offers: pd.DataFrame, catalog, multiples) -> list[tuple[Any, int, int]]:
+    shapes = offers[["accelerator_id", "accelerator_count"]].drop_duplicates()
+    out = set()
+    for acc_id, count in shapes.itertuples(index=False):
+        for k in multiples:
+            if count * k <= MAX_TRAINING_CHIPS:
+                out.add((acc_id, int(count), int(k)))
+    return [(catalog.accelerators[a], c, k) for a, c, k in sorted(out)]
+
+
+def _stacks_for(catalog, task: str):
+    stacks = catalog.stacks
+    rows = [(r.id, str(r.families).split(";")) for r in stacks.itertuples() if "inference" in str(r.tasks)]
+
+    def pick(acc) -> list[str]:
+        from infrafit.perf.llm_setup import default_stack
+
+        found = [sid for sid, fams in rows if acc.family in fams]
+        first = default_stack(acc)
+        return [first] + [s for s in found if s != first][:2] if found else [first]
+
+    return pick
+
+
+def evaluate_configs(workload, arch, catalog, offers: pd.DataFrame, task: str,
+                     multiples) -> tuple[Evaluated, dict[str, str]]:
+    """Evaluate every distinct (accelerator, chips per replica) the offers can build."""
+    from infrafit.search import evaluate as ev
+
+    chips = sorted({(acc.id, c * k) for acc, c, k in _pairs(offers, catalog, multiples)})
+    pairs = [(catalog.accelerators[a], n) for a, n in chips]
+    precisions = workload.allowed_precisions
+    if task == "train":
+        return ev.evaluate_training(workload, arch, pairs, precisions, workload.training.deadline_s)
+    inf = workload.inference
+    if arch.kind == "decoder":
+        prec = precisions if workload.precision != "auto" else ev.LLM_PRECISIONS_AUTO
+        return ev.evaluate_llm(arch, pairs, prec, _stacks_for(catalog, task), inf.traffic, inf.slo), {}
+    slo = inf.slo.latency_p99_s or inf.slo.e2e_p99_s
+    prec = precisions if workload.precision != "auto" else ("fp32", "bf16", "fp16", "int8")
+    shape = {}
+    if arch.kind == "encoder" and inf.traffic.input_tokens is not None:
+        shape["seq_len"] = float(inf.traffic.input_tokens.mean)
+    realtime = inf.mode in ("realtime", "edge", "mixed") and bool(slo)
+    return ev.evaluate_nonllm(arch, pairs, prec, slo, realtime, shape), {}
+
+
+def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples) -> tuple[pd.DataFrame, np.ndarray]:
+    """Every (offer, configuration) whose chips = offer count x k; returns rows and config index."""
+    by_shape: dict[tuple[str, int], list[int]] = {}
+    for i, r in enumerate(ev.rows):
+        by_shape.setdefault((r["accelerator"], int(r["count"])), []).append(i)
+    take_rows, take_cfg, inst = [], [], []
+    acc = offers["accelerator_id"].to_numpy()
+    cnt = offers["accelerator_count"].to_numpy(dtype=int)
+    for j in range(len(offers)):
+        for k in multiples:
+            for i in by_shape.get((acc[j], int(cnt[j]) * k), ()):
+                take_rows.append(j)
+                take_cfg.append(i)
+                inst.append(k)
+    rows = offers.iloc[take_rows].reset_index(drop=True)
+    rows["instances_per_replica"] = np.asarray(inst, dtype=int)
+    return rows, np.asarray(take_cfg, dtype=int)
+
+
+def inference_profile(workload):
+    """(LoadProfile, output tokens per request): requests/s traffic, or items per day in a window."""
+    from infrafit.cost.adapters import workload_profile
+    from infrafit.cost.usage import month_profile
+
+    traffic = workload.inference.traffic
+    out_tokens = float(traffic.output_tokens.mean) if traffic.output_tokens else 0.0
+    if traffic.requests_per_s:
+        return workload_profile(workload), out_tokens
+    items = traffic.items
+    mean = float(items.per_day) / (float(items.window_hours) * units.SECONDS_PER_HOUR)
+    days = units.HOURS_PER_MONTH / units.HOURS_PER_DAY
+    hours = float(workload.usage.active_hours_per_month or float(items.window_hours) * days)
+    return month_profile(mean, None, "flat", min(hours, units.HOURS_PER_MONTH)), out_tokens
+
+
+def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, migration_weeks: np.ndarray):
+    """OfferArrays and CostResult of every candidate row (capacity or time to train from ``ev``)."""
+    from infrafit.cost.adapters import offers_from_catalog
+    from infrafit.cost.capacity_plan import inference_demand, training_demand
+    from infrafit.cost.params import CostParams
+    from infrafit.cost.storage_egress import storage_needs
+    from infrafit.cost.tco import price_options
+    from infrafit.cost.usage import growth_factors
+
+    p = CostParams()
+    months = int(workload.horizon_months)
+    arrays = offers_from_catalog(catalog, rows, instances_per_replica=rows["instances_per_replica"].to_numpy(),
+                                 managed=bool(workload.deployment.managed_preferred), params=p,
+                                 migration_engineer_weeks=migration_weeks)
+    dataset = 0.0
+    if task == "train":
+        tr = workload.training
+        demand = training_demand(ev.time_to_train_s, float(workload.usage.runs_per_year or 1.0), months,
+                                 headroom_fraction=p.headroom_fraction, epochs_per_run=float(tr.epochs or 0.0))
+        dataset = float(tr.dataset.size_bytes or 0.0)
+        growth = float(workload.growth.data_per_month)
+    else:
+        profile, out_tokens = inference_profile(workload)
+        inf = workload.inference
+        demand = inference_demand(profile, ev.capacity, growth_factors(workload.growth.traffic_per_month, months),
+                                  headroom_fraction=p.headroom_fraction,
+                                  realtime=inf.mode in ("realtime", "mixed", "edge"),
+                                  output_tokens_per_request=out_tokens)
+        growth = float(workload.growth.data_per_month)
+    storage = storage_needs(months, dataset_bytes=dataset, data_growth_per_month=growth) if dataset else None
+    cost = price_options(demand, arrays, horizon_months=months,
+                         engineer_usd_per_hour=float(workload.ops.engineer_usd_per_hour), storage=storage, params=p)
+    return arrays, cost

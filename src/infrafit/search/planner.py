@@ -1,0 +1,178 @@
+"""The planner: workload + catalog -> ranked, explained options (the ``plan --json`` dict).
+
+1. Offers pruned by deployment modes, excluded providers and residency (``search.offers``), then
+   families by framework / custom-op support (``search.compat``).
+2. Each part (serve, train, or both) evaluates its configurations and prices configuration x offer
+   pairs (``search.parts``); memory fit, SLOs and the deadline prune configurations before pricing,
+   the budget prunes priced candidates after.
+3. Rank by the objective, mark the Pareto front on (TCO, latency or time to train), pick a diverse
+   top-N (``search.pareto``); a workload with training and serving combines the two parts (a hybrid
+   option when the sites differ and the spec allows it).
+4. Explain (``search.explain``) and assemble the dict (``search.assemble``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from infrafit.errors import InputError
+from infrafit.search import assemble
+from infrafit.search.compat import family_compat
+from infrafit.search.offers import families_without_offers, filter_offers, residency_mask
+from infrafit.search.parts import (
+    INFERENCE_INSTANCE_MULTIPLES,
+    TRAINING_INSTANCE_MULTIPLES,
+    Part,
+    evaluate_configs,
+    join_offers,
+    price_part,
+)
+
+OBJECTIVES = ("cost", "latency", "time", "balanced")
+
+
+def _best_per_config(ev, keys=("accelerator", "count", "precision")):
+    """Keep the row with the largest capacity (or shortest training) per configuration key."""
+    score = np.where(np.isfinite(ev.capacity), ev.capacity, -ev.time_to_train_s)
+    score = np.where(np.isnan(score), -np.inf, score)
+    best: dict[tuple, int] = {}
+    for i, r in enumerate(ev.rows):
+        k = tuple(r[x] for x in keys)
+        if k not in best or score[i] > score[best[k]]:
+            best[k] = i
+    return np.array(sorted(best.values()), dtype=int)
+
+
+def _slo_ok(ev, task: str) -> np.ndarray:
+    if task == "train":
+        lim = ev.slo.get("time_to_train_s", (None, np.inf))[1]
+        return np.isfinite(ev.time_to_train_s) & (ev.time_to_train_s <= lim)
+    return ev.capacity > 0
+
+
+def _family_failures(ev, task: str, fam_of: dict[str, str], failures: dict[str, list[str]]) -> None:
+    """For each family with no config passing memory + SLO: the number that stopped it."""
+    from infrafit.search.explain import family_fail_line
+
+    ok = ev.fits & _slo_ok(ev, task)
+    fams = np.array([fam_of[r["accelerator"]] for r in ev.rows], dtype=object)
+    for fam in sorted(set(fams)):
+        idx = np.flatnonzero(fams == fam)
+        if ok[idx].any():
+            continue
+        fit = idx[ev.fits[idx]]
+        if fit.size == 0:
+            i = idx[np.argmin(ev.memory_bytes[idx] / ev.memory_capacity_bytes[idx])]
+            r = ev.rows[i]
+            failures.setdefault(fam, []).append(
+                f"does not fit: {ev.memory_bytes[i] / 1e9:,.0f} GB needed per chip at best on {r['count']}x "
+                f"{r['accelerator']} ({r['precision']}), {ev.memory_capacity_bytes[i] / 1e9:,.0f} GB usable")
+            continue
+        worst = np.zeros(len(fit))
+        names = [(n, v, lim) for n, (v, lim) in ev.slo.items() if lim and np.isfinite(lim)]
+        for _n, v, lim in names:
+            worst = np.maximum(worst, v[fit] / lim)
+        i = fit[int(np.argmin(worst))]
+        r = ev.rows[i]
+        n, v, lim = max(names, key=lambda t: t[1][i] / t[2]) if names else ("capacity", ev.capacity, 0.0)
+        failures.setdefault(fam, []).append(family_fail_line(
+            task, n, float(v[i]), float(lim), f"{r['count']}x {r['accelerator']}, {r['precision']}"))
+
+
+def build_part(workload, arch, catalog, offers, compat, task: str) -> Part:
+    """Evaluate, prune and price one part over ``offers``."""
+    multiples = TRAINING_INSTANCE_MULTIPLES if task == "train" else INFERENCE_INSTANCE_MULTIPLES
+    ev, pruned = evaluate_configs(workload, arch, catalog, offers, task, multiples)
+    fam_of = {a.id: a.family for a in catalog.accelerators.values()}
+    failures: dict[str, list[str]] = {}
+    for acc_id, why in pruned.items():
+        if not any(r["accelerator"] == acc_id for r in ev.rows):
+            failures.setdefault(fam_of[acc_id], []).append(f"{acc_id}: {why} > "
+                                                           f"{workload.training.deadline_days:g}-day deadline")
+    _family_failures(ev, task, fam_of, failures)
+    n_eval = len(ev)
+    keep = np.flatnonzero(ev.fits & _slo_ok(ev, task))
+    ev = ev.take(keep)
+    ev = ev.take(_best_per_config(ev))
+    rows, cfg = join_offers(offers, ev, multiples)
+    ev = ev.take(cfg)
+    if len(rows) == 0:
+        return Part(task, rows, ev, None, None, failures, n_eval)
+    weeks = np.array([compat[f].porting_weeks for f in rows["family"]], dtype=float)
+    arrays, cost = price_part(workload, catalog, rows, ev, task, weeks)
+    return Part(task, rows, ev, arrays, cost, failures, n_eval * max(1, len(rows) // max(len(ev), 1)))
+
+
+def budget_mask(workload, part: Part, fam_of_rows, failures: dict[str, list[str]]) -> np.ndarray:
+    """Candidates within the monthly (peak recurring month) and total (TCO) budgets."""
+    from infrafit.units import fmt_usd
+
+    ok = np.isfinite(part.cost.tco_usd)
+    b = workload.budget
+    checks = []
+    if b.monthly_usd:
+        checks.append((part.cost.peak_monthly_usd, float(b.monthly_usd), "/month at the busiest month",
+                       "monthly budget"))
+    if b.total_usd:
+        checks.append((part.cost.tco_usd, float(b.total_usd), " over the horizon", "total budget"))
+    for values, limit, unit, name in checks:
+        within = values <= limit
+        for fam in sorted(set(fam_of_rows[ok])):
+            idx = np.flatnonzero((fam_of_rows == fam) & ok)
+            if idx.size and not within[idx].any():
+                cheapest = float(values[idx].min())
+                failures.setdefault(fam, []).append(f"cheapest {fmt_usd(cheapest)}{unit} > {fmt_usd(limit)} {name}")
+        ok &= within
+    return ok
+
+
+def order_by(objective: str, tco: np.ndarray, metric: np.ndarray) -> np.ndarray:
+    """Candidate indices best first for the objective (lower is better on both axes)."""
+    m = np.where(np.isfinite(metric), metric, np.inf)
+    if objective == "cost":
+        return np.lexsort((m, tco))
+    if objective in ("latency", "time"):
+        return np.lexsort((tco, m))
+    score = np.log(tco / np.nanmin(tco)) + np.log(m / np.nanmin(m[np.isfinite(m)] if np.isfinite(m).any() else 1.0))
+    return np.lexsort((tco, score))
+
+
+def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None) -> dict:
+    """The whole plan as the ``plan --json`` dict (raises ``NoFeasibleOption`` from ``assemble``)."""
+    if objective not in OBJECTIVES:
+        raise InputError(f"unknown objective {objective!r}", fix=f"use one of {', '.join(OBJECTIVES)}")
+    if top < 1:
+        raise InputError(f"--top {top} must be at least 1", fix="ask for 1 or more options")
+    arch = workload.model_arch()
+    pl = workload.placement
+    kinds = tuple(k for k in workload.deployment.allowed if k != "hybrid")
+    filt = filter_offers(catalog, workload, kinds, pl.regions, pl.countries)
+    excluded = list(filt.excluded)
+    offered = set(catalog.offers["accelerator_id"].map(lambda a: catalog.accelerators[a].family))
+    excluded += families_without_offers(catalog, offered)
+    vendor_of = {a.family: a.vendor for a in catalog.accelerators.values()}
+    compat = family_compat(catalog.frameworks, workload.framework, sorted(set(filt.kept["family"])), vendor_of,
+                           tuple(workload.custom_ops))
+    for fam, c in compat.items():
+        if not c.allowed:
+            excluded.append({"what": fam, "reason": c.reason(workload.framework, tuple(workload.custom_ops))})
+    kept = filt.kept[filt.kept["family"].map(lambda f: compat[f].allowed)].reset_index(drop=True)
+    parts: dict[str, Part] = {}
+    failures: dict[str, list[str]] = {}
+    if workload.is_training:
+        train_offers = kept
+        if pl.training_regions:
+            train_offers = kept[residency_mask(kept, pl.training_regions, pl.countries)].reset_index(drop=True)
+        parts["train"] = build_part(workload, arch, catalog, train_offers, compat, "train")
+    if workload.inference is not None:
+        parts["serve"] = build_part(workload, arch, catalog, kept, compat, "serve")
+    masks = {}
+    for name, part in parts.items():
+        for fam, lines in part.failures.items():
+            failures.setdefault(fam, []).extend(f"{name}: {x}" if len(parts) > 1 else x for x in lines)
+        if part.cost is not None:
+            fams = part.offers["family"].to_numpy(dtype=object)
+            masks[name] = budget_mask(workload, part, fams, failures) if len(parts) == 1 else \
+                np.isfinite(part.cost.tco_usd)
+    return assemble.build(workload, catalog, arch, parts, masks, compat, excluded, failures, objective, top,
+                          today=today)
