@@ -127,3 +127,12 @@ class ValidateContext:
     catalog: Any
     model_configs_dir: str | None = None
     cache: dict[str, Any] = field(default_factory=dict)
+
+    def resolve_model(self, name: str) -> Any:
+        """``infrafit.workload.models.resolve_model`` with this run's ``--model-configs``, cached."""
+        key = f"model:{name}"
+        if key not in self.cache:
+            from infrafit.workload.models import resolve_model
+
+            self.cache[key] = resolve_model(name, self.model_configs_dir)
+        return self.cache[key]
