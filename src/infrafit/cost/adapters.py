@@ -1,8 +1,9 @@
 """Thin adapters: the workload spec and catalog rows -> the plain arrays the cost core takes.
 
 The core (``usage``, ``capacity_plan``, ``modes``, ``tco``) never sees a ``Workload`` or a
-``Catalog``; these functions read them once and hand numbers over. Fallback factors used when the
-catalog has no cost-factor table yet are listed in ``FALLBACK_FACTORS`` with their sources.
+``Catalog``; these functions read them once and hand numbers over. Cost factors (egress tiers, storage, electricity, PUE,
+colocation, maintenance) come from the catalog's cost tables through ``cost.factors``; where the
+catalog lacks a figure for the offer's provider or place, the stand-in is named in ``OfferArrays.notes``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,14 @@ import pandas as pd
 from infrafit.catalog.loader import read_table
 from infrafit.catalog.schema import Column, Schema, num, provenance, text
 from infrafit.cost.capacity_plan import Demand, inference_demand, training_demand
+from infrafit.cost.factors import (
+    colocation_usd_per_kw_month,
+    egress_tiers,
+    electricity_usd_per_kwh,
+    maintenance_share,
+    pue_ratio,
+    storage_prices,
+)
 from infrafit.cost.offers import OfferArrays
 from infrafit.cost.params import MODES, CostParams
 from infrafit.cost.usage import LoadProfile, growth_factors, month_profile
@@ -36,18 +45,9 @@ OPS_LABOUR = Schema(
 )
 OPS_LABOUR_PATH = Path(__file__).resolve().parents[1] / "catalog" / "data" / "ops_labour.csv"
 
-#: Used only while the catalog has no cost-factor table for the site. Each value is from the
-#: project's reference compilation (prices.csv) with the source named.
-FALLBACK_FACTORS: dict[str, tuple[float, str]] = {
-    "usd_per_kwh": (0.0892, "EIA 2023 average industrial retail price, Virginia (data-center state)"),
-    "pue": (1.58, "Uptime Institute 2023 survey, industry average PUE"),
-    "maintenance_share_per_year": (0.20, "DGX H100 1-year support ~20 % of list (supercluster.blog, secondary)"),
-    "host_power_w_per_accelerator": (575.0, "DGX H100 10.2 kW max minus 8 x 700 W GPUs, per GPU slot (derived)"),
-    "colocation_usd_per_kw_month": (0.0, "no sourced colocation rate yet: facility cost not charged (risk noted)"),
-    "storage_hot_usd_per_gb_month": (0.023, "AWS S3 Standard first tier"),
-}
-#: First-tier internet egress by provider (USD/GB), reference prices.csv; others: included (0).
-FALLBACK_EGRESS_USD_PER_GB = {"aws": 0.09, "gcp": 0.12, "azure": 0.087}
+#: Host power when the catalog's hosts table has no ``power_w`` for the server (genuinely missing
+#: data): DGX H100 10.2 kW max minus 8 x 700 W GPUs, per accelerator slot (derived).
+FALLBACK_HOST_POWER_W_PER_ACCELERATOR = (575.0, "DGX H100 10.2 kW max minus 8 x 700 W GPUs, per GPU slot (derived)")
 RESERVED_TERM_MONTHS = {"cloud_reserved_1y": 12.0, "cloud_reserved_3y": 36.0}
 
 
@@ -77,10 +77,76 @@ def _spot_fallback(offers: pd.DataFrame) -> np.ndarray:
                      for r in offers.itertuples()], dtype=float)
 
 
+def _site(row, site_region: str, site_country: str) -> tuple[str, str]:
+    """Where an owned or rented server draws power: the offer's region and country, or the user's
+    site for rows that have none (on-prem purchase prices are not tied to a place)."""
+    region = "" if pd.isna(row.region) else str(row.region)
+    country = "" if pd.isna(row.country) else str(row.country)
+    return (region or site_region, country or site_country)
+
+
+def _pays_power(mode: str, includes: object) -> bool:
+    """On-prem always pays its power; a dedicated rental only when its price does not include it."""
+    return mode == "on_prem" or (mode == "dedicated_monthly" and "power" not in str(includes or "").lower())
+
+
+def _site_factors(catalog, rows: pd.DataFrame, site_region: str, site_country: str, sector: str,
+                  facility: str, maintenance_item: str | None) -> tuple[dict[str, np.ndarray], list[list[str]]]:
+    """Per row: USD/kWh, PUE, colocation USD/kW-month, maintenance share (0 where not paid), notes."""
+    f = catalog.cost_factors
+    n = len(rows)
+    out = {k: np.zeros(n) for k in ("usd_per_kwh", "colocation_usd_per_kw_month", "maintenance_share_per_year")}
+    out["pue"] = np.ones(n)
+    notes: list[list[str]] = [[] for _ in range(n)]
+    for i, row in enumerate(rows.itertuples()):
+        if not _pays_power(row.mode, getattr(row, "includes", "")):
+            continue
+        region, country = _site(row, site_region, site_country)
+        out["usd_per_kwh"][i], note = electricity_usd_per_kwh(f, region, country, sector)
+        out["pue"][i] = pue_ratio(f, facility)
+        notes[i] += [note] if note else []
+        if row.mode == "on_prem":
+            out["colocation_usd_per_kw_month"][i], note = colocation_usd_per_kw_month(f, region, country)
+            out["maintenance_share_per_year"][i] = maintenance_share(f, maintenance_item)
+            notes[i] += [note] if note else []
+    return out, notes
+
+
+def _provider_factors(catalog, rows: pd.DataFrame, notes: list[list[str]]):
+    """Egress tiers (N, T) and storage prices by tier (N,) from the provider's catalog rows."""
+    f = catalog.cost_factors
+    tiers, storage = [], {"hot": np.zeros(len(rows)), "archive": np.zeros(len(rows))}
+    for i, row in enumerate(rows.itertuples()):
+        upto, price, note = egress_tiers(f, row.provider)
+        tiers.append((upto, price))
+        notes[i] += [note] if note else []
+        prices, note = storage_prices(f, row.provider, row.mode)
+        for tier, usd in prices.items():
+            storage[tier][i] = usd
+        notes[i] += [note] if note else []
+    width = max(len(u) for u, _ in tiers) if tiers else 1
+    upto_gb = np.full((len(rows), width), np.inf)
+    usd_per_gb = np.zeros((len(rows), width))
+    for i, (upto, price) in enumerate(tiers):  # shorter ladders padded with ($0, inf) tiers
+        upto_gb[i, :len(upto)], usd_per_gb[i, :len(price)] = upto, price
+    return upto_gb, usd_per_gb, storage
+
+
 def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1, managed: bool = False,
-                        params: CostParams | None = None, migration_engineer_weeks=0.0) -> OfferArrays:
+                        params: CostParams | None = None, migration_engineer_weeks=0.0,
+                        site_region: str = "", site_country: str = "", electricity_sector: str = "commercial",
+                        facility: str = "industry_average", maintenance_item: str | None = None) -> OfferArrays:
     """OfferArrays for catalog offer rows (``catalog.offers`` subset); one replica = that many
-    instances of the offer's host. Spot rows get the matching on-demand price as fallback."""
+    instances of the offer's host. Spot rows get the matching on-demand price as fallback.
+
+    Cost factors come from ``catalog.cost_factors`` per row: egress tiers and object-storage price
+    of the row's provider; for rows that pay power (on-prem; dedicated rentals whose price does not
+    include power) USD/kWh of the row's region/country (``site_region``/``site_country`` for rows
+    without a place, e.g. purchase prices) and the PUE of ``facility``; for on-prem the colocation
+    rate of the place and the maintenance share (``maintenance_item``, default the largest).
+    On-prem life and residual value come from ``params`` (the catalog has no such table).
+    ``OfferArrays.notes`` names every stand-in used for a row (empty when all came from the catalog).
+    """
     p = params or CostParams()
     rows = rows.reset_index(drop=True)
     inst = np.broadcast_to(np.asarray(instances_per_replica, dtype=float), (len(rows),))
@@ -90,25 +156,30 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
     hosts = catalog.hosts.set_index("id")
     server_w = np.array([hosts["power_w"].get(h, np.nan) for h in rows["host_id"]], dtype=float)
     host_w = np.where(np.isfinite(server_w) & (server_w > count * tdp), server_w - count * tdp,
-                      count * FALLBACK_FACTORS["host_power_w_per_accelerator"][0])
+                      count * FALLBACK_HOST_POWER_W_PER_ACCELERATOR[0])
     term = np.where(modes == "dedicated_monthly", rows["contract_months"].to_numpy(dtype=float),
                     [RESERVED_TERM_MONTHS.get(m, 0.0) for m in modes])
     fixed_h, per_h = ops_hours(modes, managed)
-    egress = [FALLBACK_EGRESS_USD_PER_GB.get(str(pr).lower(), 0.0) for pr in rows["provider"]]
+    site, notes = _site_factors(catalog, rows, site_region, site_country, electricity_sector, facility,
+                                maintenance_item)
+    for i in np.flatnonzero(~(np.isfinite(server_w) & (server_w > count * tdp))):
+        if _pays_power(modes[i], rows.at[i, "includes"] if "includes" in rows else ""):
+            notes[i].append(f"no server power for host {rows.at[i, 'host_id']!r}: "
+                            f"{FALLBACK_HOST_POWER_W_PER_ACCELERATOR[0]:g} W per accelerator slot for the host "
+                            f"({FALLBACK_HOST_POWER_W_PER_ACCELERATOR[1]})")
+    upto_gb, usd_per_gb, storage = _provider_factors(catalog, rows, notes)
     return OfferArrays.build(
         modes, usd_per_hour=rows["usd_per_hour"].to_numpy(dtype=float) * inst,
         usd_per_month=rows["usd_per_month"].to_numpy(dtype=float) * inst,
         purchase_usd=rows["purchase_usd"].to_numpy(dtype=float) * inst, term_months=np.nan_to_num(term),
         fallback_usd_per_hour=_spot_fallback(rows) * inst, accelerators=count * inst,
-        accel_tdp_w=np.nan_to_num(tdp), host_power_w=host_w * inst,
-        usd_per_kwh=FALLBACK_FACTORS["usd_per_kwh"][0], pue=FALLBACK_FACTORS["pue"][0],
-        colocation_usd_per_kw_month=FALLBACK_FACTORS["colocation_usd_per_kw_month"][0],
-        maintenance_share_per_year=FALLBACK_FACTORS["maintenance_share_per_year"][0],
+        accel_tdp_w=np.nan_to_num(tdp), host_power_w=host_w * inst, **site,
         life_years=p.onprem_life_years, residual_fraction=p.onprem_residual_fraction,
         ops_hours_per_month=fixed_h, ops_hours_per_replica_month=per_h,
-        migration_engineer_weeks=migration_engineer_weeks, egress_usd_per_gb=np.array(egress),
-        storage_usd_per_gb_month={"hot": FALLBACK_FACTORS["storage_hot_usd_per_gb_month"][0]},
+        migration_engineer_weeks=migration_engineer_weeks, egress_usd_per_gb=usd_per_gb,
+        egress_tier_upto_gb=upto_gb, storage_usd_per_gb_month=storage,
         provider=rows["provider"].to_numpy(dtype=object), region=rows["region"].to_numpy(dtype=object),
+        notes=np.array(["; ".join(dict.fromkeys(n)) for n in notes], dtype=object),
     )
 
 

@@ -7,7 +7,8 @@ mode: ``cost_i(u) = a_i + b_i x u``.
 - cloud on-demand: a = ops fixed, b = price x 730 x H (+ per-replica ops hours x rate x H)
 - cloud spot (batch/training): b = price x 730 x H x 1 / (1 - x), x = interruptions/h x lost h
 - reserved: a = price x 730 x term x ceil(H / term), b = 0
-- dedicated: a = monthly x max(H, contract) + setup, b = 0
+- dedicated: a = monthly x max(H, contract) + setup (+ idle power), b = 0 (+ dynamic power) where
+  the rent excludes power (USD/kWh > 0)
 - on-prem: a = H x (depreciation + maintenance + colocation + idle power) + setup,
   b = H x accelerators x TDP x (1 - idle fraction) x PUE x USD/kWh x 730 / 1000
 - plus operations labour, fixed per month (and per replica held, for fixed modes).
@@ -43,15 +44,16 @@ def linear_cost(offers: OfferArrays, *, horizon_months: int, engineer_usd_per_ho
                     + o.purchase_usd * o.maintenance_share_per_year / MONTHS_PER_YEAR
                     + (o.accelerators * o.accel_tdp_w + o.host_power_w) / W_PER_KW * o.colocation_usd_per_kw_month
                     + (o.accelerators * o.accel_tdp_w * idle + o.host_power_w) * usd_per_kw) + o.setup_usd
+    idle_power = h * (o.accelerators * o.accel_tdp_w * idle + o.host_power_w) * usd_per_kw
     onprem_b = h * o.accelerators * o.accel_tdp_w * (1 - idle) * usd_per_kw
     with np.errstate(invalid="ignore"):
         a = np.select(
             [mode == "cloud_on_demand", mode == "cloud_spot", np.char.startswith(mode.astype(str), "cloud_reserved"),
              mode == "dedicated_monthly", mode == "on_prem"],
             [0.0, 0.0, o.usd_per_hour * HOURS_PER_MONTH * reserved_months,
-             o.usd_per_month * dedicated_months + o.setup_usd, onprem_a])
+             o.usd_per_month * dedicated_months + o.setup_usd + idle_power, onprem_a])
         b = np.select(
-            [mode == "cloud_on_demand", mode == "cloud_spot", mode == "on_prem"],
+            [mode == "cloud_on_demand", mode == "cloud_spot", np.isin(mode, ("on_prem", "dedicated_monthly"))],
             [o.usd_per_hour * hours, o.usd_per_hour * hours * spot_factor, onprem_b], 0.0)
     elastic = np.isin(mode, ("cloud_on_demand", "cloud_spot"))
     labour = engineer_usd_per_hour * h

@@ -98,11 +98,13 @@ def reserved(d: Demand, o: OfferArrays, p: CostParams, horizon_months: int) -> t
 
 def dedicated(d: Demand, o: OfferArrays, p: CostParams, horizon_months: int) -> tuple[Arrays, Arrays]:
     """Dedicated servers: monthly rent for the fixed fleet, setup fee per server when added,
-    and the minimum contract paid in full even past the horizon."""
+    and the minimum contract paid in full even past the horizon. A rental whose price excludes
+    power carries a USD/kWh (0 otherwise) and pays it as on-prem does."""
     paid = d.fixed_replicas * o.usd_per_month
     out = _split_used_idle(paid, _share(d.busy_replica_hours, d.fixed_replicas * HOURS_PER_MONTH))
     added = additions(d.fixed_replicas)
     out["setup_usd"] = added * o.setup_usd
+    out["power_usd"] = onprem_power_kw(d, o, p) * HOURS_PER_MONTH * o.usd_per_kwh
     tail = added * beyond_horizon_months(horizon_months, o.term_months, False)
     return out, {"idle_usd": tail.sum(axis=0) * o.usd_per_month}
 

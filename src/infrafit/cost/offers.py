@@ -68,11 +68,12 @@ class OfferArrays:
     storage_usd_per_gb_month: Mapping[str, np.ndarray] = field(default_factory=dict)
     provider: np.ndarray | None = None
     region: np.ndarray | None = None
+    notes: np.ndarray | None = None  # (N,) str: stand-ins used for missing catalog factors ("" = none)
 
     @classmethod
     def build(cls, mode, *, egress_usd_per_gb=0.0, egress_tier_upto_gb=None,
               storage_usd_per_gb_month: Mapping[str, object] | None = None,
-              provider=None, region=None, **columns) -> OfferArrays:
+              provider=None, region=None, notes=None, **columns) -> OfferArrays:
         """Broadcast scalars and lists to N candidates; unknown column names raise ``InputError``."""
         modes = np.atleast_1d(np.asarray(mode, dtype=object))
         n = len(modes)
@@ -94,7 +95,7 @@ class OfferArrays:
         storage = {t: _column(v, n, f"storage_usd_per_gb_month[{t}]")
                    for t, v in (storage_usd_per_gb_month or {}).items()}
         text = {k: None if v is None else np.broadcast_to(np.asarray(v, dtype=object), (n,)).copy()
-                for k, v in (("provider", provider), ("region", region))}
+                for k, v in (("provider", provider), ("region", region), ("notes", notes))}
         return cls(mode=modes, egress_tier_upto_gb=upto, egress_usd_per_gb=price,
                    storage_usd_per_gb_month=storage, **cols, **text)
 

@@ -21,17 +21,20 @@ STORAGE_TIERS: tuple[str, ...] = ("hot", "archive")
 
 def tiered_cost(quantity_gb: np.ndarray, tier_upto_gb: np.ndarray, usd_per_gb: np.ndarray) -> np.ndarray:
     """Cost of ``quantity_gb`` (M, N) on per-candidate tiers (N, T): cumulative upper bounds
-    ``tier_upto_gb`` (the last one ``inf``) and prices ``usd_per_gb``. Returns (M, N)."""
+    ``tier_upto_gb`` (the last one ``inf``) and prices ``usd_per_gb``; candidates with fewer tiers
+    are padded with ``(inf, $0)`` tiers. Returns (M, N)."""
     q = np.asarray(quantity_gb, dtype=float)
     upper = np.atleast_2d(np.asarray(tier_upto_gb, dtype=float))
     price = np.atleast_2d(np.asarray(usd_per_gb, dtype=float))
-    if upper.shape != price.shape or np.any(np.diff(upper, axis=1) < 0) or np.any(price < 0):
+    with np.errstate(invalid="ignore"):  # inf - inf in padded (inf, $0) tiers: nan, not a descent
+        descending = np.any(np.diff(upper, axis=1) < 0)
+    if upper.shape != price.shape or descending or np.any(price < 0):
         raise InputError(
             "egress tiers must be ascending upper bounds with one non-negative price each",
             fix="list each provider's tiers from the smallest bound up, the last bound empty (no limit)",
         )
     lower = np.concatenate([np.zeros((upper.shape[0], 1)), upper[:, :-1]], axis=1)
-    width = upper - lower
+    width = np.where(np.isinf(lower), 0.0, upper - np.where(np.isinf(lower), 0.0, lower))
     in_tier = np.clip(q[..., None] - lower, 0.0, None)
     in_tier = np.minimum(in_tier, width)
     return (np.where(price > 0, in_tier, 0.0) * price).sum(axis=-1)

@@ -1,0 +1,168 @@
+"""Cost factors read from the catalog's cost tables (``Catalog.cost_factors``) for one offer.
+
+Each lookup returns the value(s) and a note: ``""`` when the catalog has the figure for that
+provider or place, otherwise one line saying which stand-in was used and why, so that results can
+show it. The tables (``catalog/data/cost_*.csv``, units in the column names):
+
+- ``egress``: USD/GB tiers per provider, ``tier_start_bytes``/``tier_end_bytes`` (empty end = no
+  limit), ``free_bytes_per_month`` (a $0 allowance at the start of the first tier);
+- ``storage``: USD/GB-month per provider and ``storage_class`` (object, block, local_nvme);
+- ``electricity``: USD/kWh per region/country and sector, with a ``default`` row;
+- ``pue``: facility PUE by kind; ``colocation``: USD/kW-month per region/country;
+- ``maintenance``: yearly share of the purchase price.
+
+Stand-ins for data the catalog genuinely lacks are the ``GENERIC_*`` constants below, each sourced.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from infrafit.errors import InputError, suggest
+from infrafit.units import GB
+
+#: Egress for a provider with no row in cost_egress.csv: AWS EC2 internet egress, first 10 TB/month
+#: ($0.09/GB, the catalog's aws_0 row), the hyperscaler list price; conservative for GPU clouds that
+#: include traffic. Overlay the provider's real tiers to replace it.
+GENERIC_EGRESS_USD_PER_GB = (0.09, "AWS EC2 internet egress first 10 TB tier (cost_egress.csv aws_0)")
+#: Object storage for a cloud provider with no row in cost_storage.csv: AWS S3 Standard, first 50 TB.
+GENERIC_OBJECT_STORAGE_USD_PER_GB_MONTH = (0.023, "AWS S3 Standard first 50 TB (cost_storage.csv aws_s3_standard)")
+#: Modes that keep data on the server's own NVMe (included in rent or purchase, the catalog's rule).
+LOCAL_STORAGE_MODES = ("dedicated_monthly", "on_prem")
+
+
+def _norm(value: object) -> str:
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) or pd.isna(value) \
+        else str(value).strip().lower()
+
+
+def _table(factors: dict, name: str) -> pd.DataFrame:
+    return factors.get(name, pd.DataFrame())
+
+
+def egress_tiers(factors: dict, provider: str) -> tuple[list[float], list[float], str]:
+    """(cumulative upper bounds in GB, the last ``inf``; USD/GB per tier; note) for ``provider``.
+
+    The free allowance becomes a $0 first tier; the last collected tier applies beyond its bound
+    (the catalog notes say so for GCP; for AWS, beyond 150 TB/month is billed lower, so this
+    over-prices very large volumes slightly)."""
+    table = _table(factors, "egress")
+    rows = table[table["provider"].map(_norm) == _norm(provider)] if not table.empty else table
+    if rows.empty:
+        price, source = GENERIC_EGRESS_USD_PER_GB
+        return [np.inf], [price], f"no egress tiers for provider {provider!r}: generic ${price}/GB ({source})"
+    rows = rows.sort_values("tier_start_bytes")
+    free_gb = float(np.nansum(rows["free_bytes_per_month"].to_numpy(dtype=float))) / GB
+    upto, price = [], []
+    if free_gb > 0:
+        upto.append(free_gb)
+        price.append(0.0)
+    for end, usd in zip(rows["tier_end_bytes"].to_numpy(dtype=float), rows["usd_per_gb"].to_numpy(dtype=float),
+                        strict=True):
+        end_gb = end / GB if np.isfinite(end) else np.inf
+        if end_gb > (upto[-1] if upto else 0.0):
+            upto.append(end_gb)
+            price.append(usd)
+    upto[-1] = np.inf
+    return upto, price, ""
+
+
+def storage_prices(factors: dict, provider: str, mode: str) -> tuple[dict[str, float], str]:
+    """USD/GB-month for the cost core's tiers (``hot``, ``archive``) and a note.
+
+    Cloud modes keep datasets, checkpoints and artifacts on the provider's object storage; the
+    catalog has no archive class, so archive is priced at the object rate (an upper bound,
+    docs/cost.md). Dedicated and on-prem keep data on the server's local NVMe, included in the price."""
+    table = _table(factors, "storage")
+    if mode in LOCAL_STORAGE_MODES:
+        local = table[table["storage_class"] == "local_nvme"] if not table.empty else table
+        usd = float(local["usd_per_gb_month"].iloc[0]) if not local.empty else 0.0
+        return {"hot": usd, "archive": usd}, ""
+    rows = table[(table["provider"].map(_norm) == _norm(provider)) & (table["storage_class"] == "object")] \
+        if not table.empty else table
+    if rows.empty:
+        usd, source = GENERIC_OBJECT_STORAGE_USD_PER_GB_MONTH
+        return {"hot": usd, "archive": usd}, f"no object-storage price for provider {provider!r}: {source}"
+    usd = float(rows["usd_per_gb_month"].min())
+    return {"hot": usd, "archive": usd}, ""
+
+
+def _place_rows(table: pd.DataFrame, region: str, country: str) -> tuple[pd.DataFrame, str]:
+    """Rows for the region, else the country's own row (region = the country code), else none."""
+    if table.empty:
+        return table, "none"
+    reg = table["region"].map(_norm)
+    rows = table[reg == _norm(region)] if _norm(region) else table.iloc[0:0]
+    if not rows.empty:
+        return rows, "region"
+    if _norm(country):
+        country_rows = table[(table["country"].map(_norm) == _norm(country)) & (reg == _norm(country))]
+        if not country_rows.empty:
+            return country_rows, "country"
+    return table.iloc[0:0], "none"
+
+
+def electricity_usd_per_kwh(factors: dict, region: str, country: str,
+                            sector: str = "commercial") -> tuple[float, str]:
+    """USD/kWh at the site: the region's row, else the country average, else the ``default`` row.
+
+    ``sector`` picks the tariff (EIA counts most data centres under ``commercial``); when the
+    place has no row of that sector, any sector of that place is used."""
+    table = _table(factors, "electricity")
+    rows, level = _place_rows(table, region, country)
+    if level == "none":
+        rows = table[table["region"].map(_norm) == "default"] if not table.empty else table
+        if rows.empty:
+            raise InputError(f"no electricity price for {region or country or 'the site'!r} and no default row",
+                             fix="add a row for the site (or a 'default' row) to cost_electricity.csv")
+        value = float(rows["usd_per_kwh"].iloc[0])
+        where = "/".join(x for x in (region, country) if x) or "an unspecified site"
+        return value, f"no electricity price for {where}: catalog default ${value}/kWh ({rows['notes'].iloc[0]})"
+    same = rows[rows["sector"].map(_norm) == _norm(sector)]
+    pick = same if not same.empty else rows
+    return float(pick["usd_per_kwh"].iloc[0]), "" if level == "region" else f"{country} country average"
+
+
+def pue_ratio(factors: dict, facility: str = "industry_average") -> float:
+    """PUE of the facility kind (id in cost_pue.csv); the default is the industry average, the
+    fair assumption for a colocation cage."""
+    table = _table(factors, "pue")
+    rows = table[table["id"] == facility] if not table.empty else table
+    if rows.empty:
+        known = [] if table.empty else list(table["id"])
+        raise InputError(f"unknown facility {facility!r} in cost_pue.csv{suggest(facility, known)}",
+                         fix=f"use one of {', '.join(known) or 'the ids you add to cost_pue.csv'}")
+    return float(rows["pue_ratio"].iloc[0])
+
+
+def colocation_usd_per_kw_month(factors: dict, region: str, country: str) -> tuple[float, str]:
+    """USD per provisioned kW-month: the region's or country's row, else the median of every row
+    (flagged: the catalog has a rate for that place only when someone collected it)."""
+    table = _table(factors, "colocation")
+    rows, level = _place_rows(table, region, country)
+    if level == "none" and not table.empty and _norm(country):
+        rows = table[table["country"].map(_norm) == _norm(country)]
+        level = "country" if not rows.empty else "none"
+    if level != "none":
+        return float(rows["usd_per_kw_month"].iloc[0]), ""
+    if table.empty:
+        return 0.0, "no colocation table in the catalog: facility cost not charged"
+    value = float(table["usd_per_kw_month"].median())
+    where = "/".join(x for x in (region, country) if x) or "an unspecified site"
+    return value, f"no colocation rate for {where}: ${value:g}/kW-month from {', '.join(table['id'])}"
+
+
+def maintenance_share(factors: dict, item: str | None = None) -> float:
+    """Yearly maintenance share of the purchase: the row ``item``, or by default the largest share
+    in the table (a conservative reading: the vendor support contract, not self-maintenance)."""
+    table = _table(factors, "maintenance")
+    if table.empty:
+        raise InputError("the catalog has no maintenance table", fix="add cost_maintenance.csv to the catalog")
+    if item is None:
+        return float(table["annual_fraction"].max())
+    rows = table[table["id"] == item]
+    if rows.empty:
+        raise InputError(f"unknown maintenance item {item!r}{suggest(item, list(table['id']))}",
+                         fix=f"use one of {', '.join(table['id'])}")
+    return float(rows["annual_fraction"].iloc[0])
