@@ -1,0 +1,92 @@
+"""``estimate(workload, config) -> Estimate``: one configuration, fully broken down.
+
+Dispatches on the workload: training and fine-tuning go to ``perf.training.estimate_training``,
+non-LLM inference to ``perf.nonllm.estimate_nonllm``, decoder LLM inference is handled here from
+``perf.capacity`` and ``perf.llm``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from infrafit.errors import InputError
+from infrafit.perf.capacity import lengths, llm_capacity, slos
+from infrafit.perf.llm import decode_step
+from infrafit.perf.llm_setup import ConfigRow, build_setup, default_stack
+from infrafit.perf.llm_shape import shape_from_arch
+from infrafit.perf.types import Config, Estimate, Latency, Memory, Percentiles
+
+
+def estimate(workload: Any, config: Config, catalog: Any = None) -> Estimate:
+    from infrafit.catalog import load_catalog
+
+    cat = catalog or load_catalog()
+    if config.count < 1:
+        raise InputError(f"--count {config.count}: must be at least 1", fix="give the number of accelerators")
+    task = getattr(workload, "task", "inference")
+    if task in ("training", "fine-tuning"):
+        from infrafit.perf.training import estimate_training
+
+        return estimate_training(workload, config, cat)
+    arch = workload.model_arch()
+    if arch.kind != "decoder":
+        from infrafit.perf.nonllm import estimate_nonllm
+
+        return estimate_nonllm(workload, config, cat)
+    return estimate_llm(workload, config, cat)
+
+
+def _check_layout(config: Config, acc: Any) -> None:
+    group = config.tp * config.pp
+    if group > config.count or config.count % group:
+        raise InputError(
+            f"tp x pp = {group} does not divide --count {config.count}",
+            fix="choose --tp and --pp whose product divides the accelerator count",
+        )
+
+
+def _bottleneck(parts: dict[str, np.ndarray], kv_limited: bool) -> str:
+    if kv_limited:
+        return "kv_capacity"
+    terms = {"hbm_bandwidth": float(parts["gemm_memory_s"][0] + parts["kv_read_s"][0]),
+             "compute": float(parts["gemm_compute_s"][0] + parts["attention_compute_s"][0]),
+             "scaleup_link": float(parts["collectives_s"][0]), "step_overhead": float(parts["overhead_s"][0])}
+    return max(terms, key=terms.get)
+
+
+def estimate_llm(workload: Any, config: Config, catalog: Any) -> Estimate:
+    acc = catalog.accelerator(config.accelerator)
+    _check_layout(config, acc)
+    stack = config.stack or default_stack(acc)
+    shape = shape_from_arch(workload.model_arch())
+    row = ConfigRow(acc, config.precision, stack, config.tp, config.pp, 1, config.ep)
+    isl, osl = lengths(workload)
+    ttft_slo, tpot_slo = slos(workload)
+    cap = llm_capacity(shape, [row], [config.count], isl, osl, ttft_slo, tpot_slo)
+    setup, plans, _ = build_setup([row])
+    c = max(float(cap.concurrency[0]), 1.0)
+    parts = decode_step(shape, setup, np.array([c]), np.array([isl + osl / 2.0]))
+    kv_per_gpu = c * float(shape.kv_elements(isl + osl)) * setup.kv_bytes_per_element[0] / (
+        min(config.tp, shape.kv_shards_max) * config.pp)
+    weights = float(cap.weights_bytes[0])
+    reserve = float(setup.memory_reserve_fraction[0] * acc.memory_bytes)
+    fits = bool(cap.fits[0])
+    kv_limited = fits and c >= float(cap.max_concurrency[0]) * 0.5
+    breakdown = {key: float(v[0]) for key, v in parts.items()}
+    breakdown.update({"concurrency_per_replica": c, "replicas": float(cap.replicas[0]),
+                      "max_concurrency_per_replica": float(cap.max_concurrency[0]),
+                      "input_tokens": isl, "output_tokens": osl, "weight_precision": plans[0].weight,
+                      "gemm_precision": plans[0].gemm, "kv_precision": plans[0].kv})
+    return Estimate(
+        config=config, stack=stack, fits=fits,
+        memory=Memory(per_accelerator_bytes=weights + kv_per_gpu + reserve, capacity_bytes=acc.memory_bytes,
+                      weights_bytes=weights, kv_cache_bytes=kv_per_gpu, activations_bytes=reserve),
+        throughput={"requests_per_s": float(cap.requests_per_s[0]),
+                    "output_tokens_per_s": float(cap.output_tokens_per_s[0])},
+        latency=Latency(ttft_s=Percentiles(float(cap.ttft_p50_s[0]), float(cap.ttft_p99_s[0])),
+                        tpot_s=Percentiles(float(cap.tpot_p50_s[0]), float(cap.tpot_p99_s[0]))),
+        server=None, bottleneck=_bottleneck(parts, kv_limited) if fits else "memory_capacity",
+        breakdown=breakdown, notes=plans[0].notes,
+    )
