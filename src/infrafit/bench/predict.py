@@ -82,6 +82,19 @@ def load_efficiency(accelerator_id: str, overlay_dir: str | Path | None = None) 
     return out
 
 
+def calibrated_bandwidth(accelerator_id: str, overlay_dir: str | Path | None = None) -> float | None:
+    """``memory_bytes_per_s`` of ``accelerator_id`` in the overlay's accelerators.csv (a past triad)."""
+    folder = overlay_dir or os.environ.get("INFRAFIT_CATALOG")
+    path = Path(folder) / "accelerators.csv" if folder else None
+    if path is None or not path.exists():
+        return None
+    with path.open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row.get("id") == accelerator_id and row.get("memory_bytes_per_s"):
+                return float(row["memory_bytes_per_s"])
+    return None
+
+
 def roofline_s(device: Device, precision: str, flops: Any, nbytes: Any, ops: Any,
                eff: Efficiency | None = None) -> dict[str, np.ndarray]:
     """Predicted time and its terms (array-friendly, so ``calibrate`` can evaluate many rows at once)."""

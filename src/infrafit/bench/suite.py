@@ -128,3 +128,39 @@ def run_model_bench(shape: sh.BenchShape, cfg: ModelBenchConfig, device: Device 
     del model
     if cfg.device.startswith("cuda"):
         torch.cuda.empty_cache()
+
+
+def memory_measurement(host: HostInfo, array_bytes: float, budget_s: float) -> Measurement:
+    """STREAM triad; predicted = the bandwidth a previous calibration recorded for this host, if any."""
+    from infrafit.bench.hostio import triad
+    from infrafit.bench.predict import calibrated_bandwidth
+
+    bandwidth, timing, params = triad(array_bytes, budget_s=budget_s)
+    previous = calibrated_bandwidth(host.accelerator_id)
+    spread = {"p10": params["stream_bytes"] / timing.p90_s, "p90": params["stream_bytes"] / timing.p10_s,
+              **timing.summary()}
+    prediction = {"source": "accelerators.csv overlay (previous calibration)"} if previous else {}
+    return Measurement("memory_triad", {**params, "accelerator_id": host.accelerator_id}, bandwidth,
+                       "bytes_per_s", spread, previous, prediction)
+
+
+def storage_measurements(folder: Any, size_bytes: float, checkpoint_bytes: float, reps: int = 3) -> list[Measurement]:
+    """Sequential write and read (cache bypassed where possible), then an fsync'd checkpoint write
+    predicted from the measured sequential write throughput (size / write bandwidth)."""
+    from infrafit.bench.hostio import checkpoint_write, storage_sequential
+
+    seq = storage_sequential(folder, size_bytes, reps)
+    base = {"path": str(folder), "size_bytes": seq["size_bytes"], "cache_bypass": seq["cache_bypass"]}
+    out = []
+    for kind, timing in (("storage_write", seq["write"]), ("storage_read", seq["read"])):
+        out.append(Measurement(kind, base, seq["size_bytes"] / timing.p50_s, "bytes_per_s",
+                               {"p10": seq["size_bytes"] / timing.p90_s, "p90": seq["size_bytes"] / timing.p10_s,
+                                **timing.summary()}))
+    write_bw = out[0].value
+    ckpt = checkpoint_write(folder, checkpoint_bytes, reps)
+    predicted = ckpt["size_bytes"] / write_bw
+    out.append(Measurement("checkpoint_write", {"path": str(folder), "size_bytes": ckpt["size_bytes"],
+                                                "fsync": True}, ckpt["timing"].p50_s, "s", ckpt["timing"].summary(),
+                           predicted, {"formula": "size_bytes / measured sequential write bytes_per_s",
+                                       "write_bytes_per_s": write_bw}))
+    return out
