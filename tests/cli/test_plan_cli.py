@@ -1,0 +1,50 @@
+"""In-process CLI tests of ``infrafit plan``: exit codes, JSON contract, reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from infrafit.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+OPTION_KEYS = {"rank", "accelerator", "count", "precision", "stack", "deployment", "provider", "region", "server",
+               "performance", "cost", "why", "risks"}
+DEPLOYMENTS = {"cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly",
+               "on_prem", "hybrid"}
+
+
+def test_plan_json_contract(capsys, tmp_path):
+    report = tmp_path / "plan.html"
+    code = main(["plan", str(EXAMPLES / "lora-finetune-70b.yaml"), "--json", "--top", "3", "--report", str(report)])
+    out = capsys.readouterr().out
+    assert code == 0
+    plan = json.loads(out)
+    assert {"workload", "catalog_retrieved_on", "options", "excluded"} <= set(plan)
+    assert 1 <= len(plan["options"]) <= 3
+    for o in plan["options"]:
+        assert OPTION_KEYS <= set(o)
+        assert o["deployment"] in DEPLOYMENTS
+        assert {"monthly_usd", "tco_usd", "horizon_months", "per_unit", "breakdown"} <= set(o["cost"])
+        assert o["why"] and all(isinstance(w, str) for w in o["why"])
+    assert [o["rank"] for o in plan["options"]] == list(range(1, len(plan["options"]) + 1))
+    assert all({"what", "reason"} <= set(e) for e in plan["excluded"])
+    html = report.read_text()
+    assert html.startswith("<!doctype html>") and "src=\"http" not in html
+
+
+def test_plan_impossible_exits_3_with_reasons(capsys, tmp_path):
+    spec = tmp_path / "impossible.yaml"
+    spec.write_text((EXAMPLES / "lora-finetune-70b.yaml").read_text().replace("deadline_days: 2", "deadline_days: 0.001"))
+    code = main(["plan", str(spec)])
+    captured = capsys.readouterr()
+    assert code == 3
+    assert "deadline" in captured.out + captured.err
+    assert "To fix" in captured.err
+
+
+def test_plan_bad_input_exits_2(capsys, tmp_path):
+    assert main(["plan", str(tmp_path / "missing.yaml")]) == 2
+    assert main(["plan", str(EXAMPLES / "lora-finetune-70b.yaml"), "--objective", "fastest"]) == 2
+    assert main(["plan", str(EXAMPLES / "lora-finetune-70b.yaml"), "--report", str(tmp_path / "r.pdf")]) == 2
+    assert "Traceback" not in capsys.readouterr().err
