@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as dt
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -33,6 +34,7 @@ from infrafit.perf.types import ValidateContext
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
+FIT_REPORT = ROOT / "benchmarks" / "llm_profile_fit.json"  # read by infrafit.perf.accuracy_report
 MIN_ROWS = 8
 BOUNDS = {"gemm": (0.02, 1.0), "memory": (0.05, 1.0), "attention": (0.02, 1.0), "step_overhead": (1e-5, 0.5),
           "request_overhead": (1e-4, 2.0), "burst": (0.0, 1.0), "memory_reserve": (0.02, 0.5)}
@@ -191,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="do not write the profiles file")
     args = ap.parse_args(argv)
     report = run(args.cv, args.dry_run)
+    report["fitted_on"] = dt.date.today().isoformat()
+    if not args.dry_run:
+        FIT_REPORT.write_text(json.dumps(report, indent=2) + "\n")
     print(report)
     return 0
 

@@ -1,0 +1,106 @@
+"""Unit and property tests of the LLM inference model (perf.llm, perf.llm_setup, perf.profiles)."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from infrafit.catalog import load_catalog
+from infrafit.perf import llm
+from infrafit.perf.llm_setup import ConfigRow, build_setup, plan_precision
+from infrafit.perf.llm_shape import shape_from_arch
+from infrafit.perf.profiles import load_profiles
+from infrafit.workload.models import get_model
+
+CAT = load_catalog()
+H100 = CAT.accelerator("nvidia_h100_sxm")
+B200 = CAT.accelerator("nvidia_b200_sxm")
+L70 = shape_from_arch(get_model("llama3.1-70b"))
+MIX = shape_from_arch(get_model("mixtral-8x7b"))
+
+
+def setup(acc=H100, precision="fp8", tp=1, stack="tensorrt-llm", ep=1):
+    s, plans, _ = build_setup([ConfigRow(acc, precision, stack, tp, 1, 1, ep)])
+    return s, plans[0]
+
+
+def test_shape_splits_dense_and_experts():
+    assert L70.expert_params == 0 and not L70.is_moe
+    # Mixtral: 8 experts x 32 layers x 3 x 4096 x 14336 routed; ~12.9B active per token incl. embeddings
+    assert MIX.expert_params_total == pytest.approx(8 * 32 * 3 * 4096 * 14336)
+    active = MIX.dense_matmul_params + 2 * 32 * MIX.expert_params
+    assert 11e9 < active < 13.5e9
+
+
+def test_precision_plan_falls_back_and_says_so():
+    p = plan_precision(H100, "fp4")
+    assert p.gemm == "fp8" and p.weight == "fp8" and any("fell back" in n for n in p.notes)
+    assert plan_precision(B200, "fp4").gemm == "fp4"
+    w4 = plan_precision(H100, "int4")
+    assert w4.weight == "int4" and w4.gemm in ("bf16", "fp16")
+
+
+def test_decode_step_terms_sum_and_weight_bytes():
+    s, _ = setup()
+    parts = llm.decode_step(L70, s, np.array([1.0]), np.array([1000.0]))
+    total = parts["gemm_s"] + parts["attention_s"] + parts["collectives_s"] + parts["overhead_s"]
+    assert parts["time_s"] == pytest.approx(total)
+    # at batch 1 decode is weight-bandwidth bound: bytes = matmul weights at fp8
+    expected = L70.dense_matmul_params * 1.0 / (H100.memory_bytes_per_s * s.eff_memory[0])
+    assert parts["gemm_memory_s"][0] == pytest.approx(expected)
+    assert parts["gemm_memory_s"][0] > parts["gemm_compute_s"][0]
+
+
+def test_tp_adds_allreduce_and_splits_weights():
+    s1, _ = setup(tp=1)
+    s4, _ = setup(tp=4)
+    p1 = llm.decode_step(L70, s1, np.array([8.0]), np.array([1000.0]))
+    p4 = llm.decode_step(L70, s4, np.array([8.0]), np.array([1000.0]))
+    assert p1["collectives_s"][0] == 0 and p4["collectives_s"][0] > 0
+    assert p4["gemm_memory_s"][0] == pytest.approx(p1["gemm_memory_s"][0] / 4)
+
+
+def test_moe_reads_only_touched_experts_at_small_batch():
+    s, _ = setup()
+    b1 = llm.decode_step(MIX, s, np.array([1.0]), np.array([500.0]))["gemm_memory_s"][0]
+    b_big = llm.decode_step(MIX, s, np.array([512.0]), np.array([500.0]))["gemm_memory_s"][0]
+    assert b1 < 0.5 * b_big  # batch 1 reads 2 of 8 experts per layer
+
+
+def test_kv_capacity_and_memory_fit():
+    s, _ = setup(tp=1)
+    c1 = llm.max_concurrency(L70, s, np.array([2000.0]))[0]
+    s2, _ = setup(tp=2)
+    c2 = llm.max_concurrency(L70, s2, np.array([2000.0]))[0]
+    assert c1 >= 0 and c2 > 2 * c1  # TP frees memory from weights and splits the KV heads
+
+
+def test_profile_lookup_prefers_specific_rows():
+    prof = load_profiles()
+    generic = prof.row("no-such-gen", "no-such-stack", "bf16", "decode", "memory")
+    assert generic.generation == "*" and generic.stack == "*"
+    specific = prof.row("hopper", "tensorrt-llm", "fp8", "decode", "memory")
+    assert specific.generation in ("hopper", "*") and specific.rows_fitted >= 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(bw=st.floats(1e12, 8e12), factor=st.floats(1.0, 4.0), batch=st.integers(1, 512))
+def test_more_bandwidth_never_slows_decode(bw, factor, batch):
+    s, _ = setup()
+    a = replace(s, memory_bytes_per_s=np.array([bw]))
+    b = replace(s, memory_bytes_per_s=np.array([bw * factor]))
+    ta = llm.decode_step(L70, a, np.array([float(batch)]), np.array([1500.0]))["time_s"][0]
+    tb = llm.decode_step(L70, b, np.array([float(batch)]), np.array([1500.0]))["time_s"][0]
+    assert tb <= ta + 1e-15
+
+
+@settings(max_examples=25, deadline=None)
+@given(c=st.integers(1, 2000), extra=st.integers(1, 500), isl=st.integers(16, 8000), osl=st.integers(2, 2000))
+def test_more_concurrency_never_lowers_tpot(c, extra, isl, osl):
+    s, _ = setup(tp=2)
+    a = llm.serve(L70, s, np.array([float(c)]), np.array([float(isl)]), np.array([float(osl)]))
+    b = llm.serve(L70, s, np.array([float(c + extra)]), np.array([float(isl)]), np.array([float(osl)]))
+    assert b.tpot_p50_s[0] >= a.tpot_p50_s[0] - 1e-12
+    assert a.tpot_p99_s[0] >= a.tpot_p50_s[0] and a.ttft_p99_s[0] >= a.ttft_p50_s[0]
