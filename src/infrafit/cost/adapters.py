@@ -61,12 +61,13 @@ def ops_hours(modes: np.ndarray, managed: bool) -> tuple[np.ndarray, np.ndarray]
     """(fixed, per replica) engineer hours per month for each mode: the managed row when the user
     prefers managed services and one exists, the self-managed row otherwise."""
     table = ops_labour_table()
-    fixed, per = np.zeros(len(modes)), np.zeros(len(modes))
-    for i, mode in enumerate(modes):
+    by_mode: dict[str, tuple[float, float]] = {}
+    for mode in set(modes):
         rows = table[table["mode"] == mode]
         pick = rows[rows["managed"] == managed] if (rows["managed"] == managed).any() else rows[~rows["managed"]]
-        fixed[i], per[i] = float(pick["hours_per_month"].iloc[0]), float(pick["hours_per_replica_month"].iloc[0])
-    return fixed, per
+        by_mode[mode] = float(pick["hours_per_month"].iloc[0]), float(pick["hours_per_replica_month"].iloc[0])
+    hours = np.array([by_mode[m] for m in modes], dtype=float).reshape(len(modes), 2)
+    return hours[:, 0], hours[:, 1]
 
 
 def _spot_fallback(offers: pd.DataFrame) -> np.ndarray:
@@ -98,17 +99,26 @@ def _site_factors(catalog, rows: pd.DataFrame, site_region: str, site_country: s
     out = {k: np.zeros(n) for k in ("usd_per_kwh", "colocation_usd_per_kw_month", "maintenance_share_per_year")}
     out["pue"] = np.ones(n)
     notes: list[list[str]] = [[] for _ in range(n)]
+    seen: dict[tuple[str, str, str], tuple[tuple[float, float, float, float], list[str]]] = {}
     for i, row in enumerate(rows.itertuples()):
         if not _pays_power(row.mode, getattr(row, "includes", "")):
             continue
-        region, country = _site(row, site_region, site_country)
-        out["usd_per_kwh"][i], note = electricity_usd_per_kwh(f, region, country, sector)
-        out["pue"][i] = pue_ratio(f, facility)
-        notes[i] += [note] if note else []
-        if row.mode == "on_prem":
-            out["colocation_usd_per_kw_month"][i], note = colocation_usd_per_kw_month(f, region, country)
-            out["maintenance_share_per_year"][i] = maintenance_share(f, maintenance_item)
-            notes[i] += [note] if note else []
+        key = (row.mode, *_site(row, site_region, site_country))
+        if key not in seen:  # one lookup per (mode, place)
+            region, country = key[1:]
+            kwh, note = electricity_usd_per_kwh(f, region, country, sector)
+            found = [note] if note else []
+            colo, share = 0.0, 0.0
+            if row.mode == "on_prem":
+                colo, note = colocation_usd_per_kw_month(f, region, country)
+                share = maintenance_share(f, maintenance_item)
+                found += [note] if note else []
+            seen[key] = (kwh, pue_ratio(f, facility), colo, share), found
+        values, found = seen[key]
+        for name, value in zip(("usd_per_kwh", "pue", "colocation_usd_per_kw_month", "maintenance_share_per_year"),
+                               values, strict=True):
+            out[name][i] = value
+        notes[i] += found
     return out, notes
 
 
@@ -116,11 +126,17 @@ def _provider_factors(catalog, rows: pd.DataFrame, notes: list[list[str]]):
     """Egress tiers (N, T) and storage prices by tier (N,) from the provider's catalog rows."""
     f = catalog.cost_factors
     tiers, storage = [], {"hot": np.zeros(len(rows)), "archive": np.zeros(len(rows))}
+    egress: dict[str, tuple[list[float], list[float], str]] = {}
+    kept: dict[tuple[str, str], tuple[dict[str, float], str]] = {}
     for i, row in enumerate(rows.itertuples()):
-        upto, price, note = egress_tiers(f, row.provider)
+        if row.provider not in egress:  # one lookup per provider (and mode for storage)
+            egress[row.provider] = egress_tiers(f, row.provider)
+        if (row.provider, row.mode) not in kept:
+            kept[(row.provider, row.mode)] = storage_prices(f, row.provider, row.mode)
+        upto, price, note = egress[row.provider]
         tiers.append((upto, price))
         notes[i] += [note] if note else []
-        prices, note = storage_prices(f, row.provider, row.mode)
+        prices, note = kept[(row.provider, row.mode)]
         for tier, usd in prices.items():
             storage[tier][i] = usd
         notes[i] += [note] if note else []
