@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The main job on the shipped examples. Until the planner lands: check every example and list the catalog.
+# The main job: plan a workload over the full catalog, print the ranked options and write the HTML
+# report (self-contained, plotly embedded) to out/plan.html. Exit 3 from `plan` means no option met
+# the hard constraints (the reasons are printed); the demo then moves on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
-for spec in examples/*.yaml; do
-  [ -e "$spec" ] || continue
-  echo "== $spec" >&2
-  $BIN/infrafit check "$spec" --explain
-done
-$BIN/infrafit catalog accelerators || true
+mkdir -p out
+$BIN/infrafit plan examples/custom-ops-training.yaml --top 4 --report out/plan.html
+$BIN/infrafit plan examples/lora-finetune-70b.yaml --top 3 --report out/plan-lora.md || [ $? -eq 3 ]
+echo "report: out/plan.html, out/plan-lora.md" >&2
