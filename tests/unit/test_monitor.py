@@ -112,3 +112,36 @@ def test_cpu_right_sizing_counts_cores_with_headroom():
     samples = [_sample(proc_cpu_cores=2.0, proc_threads=8) for _ in range(10)]
     advice = cpu_advice(summarise(samples), cores=16)
     assert "3 cores" in advice[0]  # ceil(2.0 x 1.3)
+
+
+def test_gpu_sampler_with_a_fake_nvml():
+    """The NVML path (no GPU here): utilisation, memory, power in W, PCIe KB/s and NVLink KiB counters."""
+    from types import SimpleNamespace
+
+    from infrafit.monitor.gpu import GpuSampler
+
+    counters = {"tx": 1000.0, "rx": 500.0}
+
+    def fields(_h, ids):
+        return [SimpleNamespace(nvmlReturn=0, value=SimpleNamespace(ullVal=counters["tx" if i[0] == 138 else "rx"]))
+                for i in ids]
+
+    fake = SimpleNamespace(
+        NVML_PCIE_UTIL_TX_BYTES=0, NVML_PCIE_UTIL_RX_BYTES=1,
+        NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX=138, NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX=139,
+        nvmlDeviceGetUtilizationRates=lambda h: SimpleNamespace(gpu=42, memory=17),
+        nvmlDeviceGetMemoryInfo=lambda h: SimpleNamespace(used=10e9, total=80e9),
+        nvmlDeviceGetPowerUsage=lambda h: 350_000,
+        nvmlDeviceGetPcieThroughput=lambda h, which: 2000,
+        nvmlDeviceGetName=lambda h: b"NVIDIA H100 80GB HBM3",
+        nvmlDeviceGetFieldValues=fields,
+    )
+    sampler = GpuSampler.__new__(GpuSampler)
+    sampler.handles, sampler.note, sampler._nvml, sampler._nvlink_prev = ["h0"], None, fake, {}
+    first = sampler.sample(1.0)[0]
+    counters["tx"] += 2048.0
+    second = sampler.sample(2.0)[0]
+    assert first.util_fraction == 0.42 and first.mem_util_fraction == 0.17
+    assert first.power_w == 350.0 and first.pcie_tx_bytes_per_s == 2e6
+    assert first.name == "NVIDIA H100 80GB HBM3"
+    assert second.nvlink_bytes_per_s == 2048.0 * 1024 / 2.0

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from infrafit.units import KB, W_PER_MILLIWATT
+from infrafit.units import KB, W_PER_MILLIWATT, KiB
+
+#: NVML's scope id meaning "all NVLink links of the device".
+ALL_LINKS = 0xFFFFFFFF
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class GpuSampler:
         self.handles: list[Any] = []
         self.note: str | None = None
         self._nvml: Any = None
+        self._nvlink_prev: dict[int, float] = {}
         try:
             import pynvml
 
@@ -49,6 +53,22 @@ class GpuSampler:
             return fn(*args)
         except Exception:  # noqa: BLE001 - a counter the GPU or driver does not expose
             return None
+
+    def _nvlink_bytes_per_s(self, i: int, handle: Any, interval_s: float) -> float | None:
+        """TX+RX NVLink data over the interval from NVML's cumulative KiB counters (None: no NVLink)."""
+        nv = self._nvml
+        fields = self._safe(nv.nvmlDeviceGetFieldValues, handle, [
+            (nv.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, ALL_LINKS),
+            (nv.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, ALL_LINKS),
+        ])
+        if not fields or any(getattr(f, "nvmlReturn", 1) != 0 for f in fields):
+            return None
+        total_kib = float(sum(f.value.ullVal for f in fields))
+        previous = self._nvlink_prev.get(i)
+        self._nvlink_prev[i] = total_kib
+        if previous is None or interval_s <= 0:
+            return 0.0
+        return max(0.0, total_kib - previous) * KiB / interval_s
 
     def sample(self, interval_s: float) -> list[GpuSample]:
         nv = self._nvml
@@ -71,6 +91,6 @@ class GpuSampler:
                 power_w=(power_mw * W_PER_MILLIWATT) if power_mw is not None else None,
                 pcie_tx_bytes_per_s=(tx * KB) if tx is not None else None,
                 pcie_rx_bytes_per_s=(rx * KB) if rx is not None else None,
-                nvlink_bytes_per_s=None,
+                nvlink_bytes_per_s=self._nvlink_bytes_per_s(i, h, interval_s),
             ))
         return out
