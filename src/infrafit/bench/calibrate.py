@@ -112,7 +112,7 @@ def calibrate_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "eff_compute": eff_c, "eff_memory": eff_m, "op_overhead_s": overhead,
                         "mdape_before": float(np.median(stored)) if stored else None, "mdape_after": after,
                         "peak_flops_per_s": group[0].peak_flops_per_s,
-                        "memory_bytes_per_s": group[0].memory_bytes_per_s})
+                        "memory_bytes_per_s": float(np.median([r.memory_bytes_per_s for r in group]))})
     if not results:
         raise InputError("no stored measurement can be used for calibration (need 3 or more model-bench rows "
                          "with a prediction on one device and precision)",
