@@ -73,6 +73,31 @@ def performance_json(part, i: int, workload, catalog) -> dict:
     }
 
 
+def estimate_shaped(part, i: int, workload, catalog) -> dict:
+    """The option's performance block: ``perf.estimate.estimate`` for its configuration (memory
+    breakdown, latency p50/p99, server sizing, bottleneck, time shares) with the planner's numbers
+    at the capacity point under ``at_capacity``; the planner's own block when the estimate fails."""
+    from infrafit.perf.estimate import estimate
+    from infrafit.perf.types import Config
+
+    own = performance_json(part, i, workload, catalog)
+    r = part.ev.rows[i]
+    stack = r.get("stack") if r.get("stack") not in (None, "default") else None
+    cfg = Config(r["accelerator"], int(r["count"]), r["precision"], stack, tp=int(r.get("tp", 1)),
+                 pp=int(r.get("pp", 1)), dp=int(r["dp"]) if r.get("dp") else None, ep=int(r.get("ep", 1)),
+                 cp=int(r.get("cp", 1)))
+    try:
+        out = estimate(workload, cfg, catalog).to_json()
+    except Exception as exc:  # noqa: BLE001 - keep the planner's block, say why
+        own["notes"] = [*own["notes"], f"detailed estimate unavailable: {str(exc).split('. To fix')[0]}"]
+        return own
+    out["at_capacity"] = {"throughput": own["throughput"], "latency": own["latency"],
+                          "time_to_train_s": own["time_to_train_s"], "memory_per_accelerator_bytes":
+                          own["memory"]["per_accelerator_bytes"]}
+    out["notes"] = list(dict.fromkeys([*out.get("notes", []), *own["notes"]]))
+    return out
+
+
 def _lock_in(catalog, stack: str, family: str) -> str | None:
     stacks = catalog.stacks.set_index("id")
     if stack not in stacks.index:
@@ -91,7 +116,7 @@ def option_json(part, i: int, ctx: dict) -> dict:
     cfg = part.ev.rows[i]
     cost = part.cost.to_json(i, capacity=float(part.ev.capacity[i]) if np.isfinite(part.ev.capacity[i]) else 0.0)
     cost["beyond"] = {k: float(v[i]) for k, v in part.cost.beyond.items()}
-    perf = performance_json(part, i, workload, catalog)
+    perf = estimate_shaped(part, i, workload, catalog)
     why = [x for x in (ex.binding_constraint(part.ev.slo, i), ex.roofline_line(part.ev.terms[i], perf["bottleneck"]),
                        ex.cost_drivers(cost["breakdown"], cost["tco_usd"])) if x]
     if part.task == "serve" and np.isfinite(part.ev.capacity[i]):

@@ -1,21 +1,14 @@
 """Framework and custom-op compatibility of each accelerator family, read from ``frameworks.csv``.
 
-A family is refused when the user's framework has support ``none`` there. ``experimental`` (and
-``supported`` with custom ops off NVIDIA) is allowed but costs a one-time migration: the table's
-``porting_effort_engineer_weeks`` plus ``CUSTOM_OP_PORT_WEEKS`` for each custom CUDA op (the op must
-be rewritten, e.g. in HIP, Pallas or NKI), priced by the cost model at ``ops.engineer_usd_per_hour``.
-Custom CUDA ops run unchanged only on NVIDIA, so they never downgrade an NVIDIA family.
+A family is refused when the user's framework has support ``none`` there. Anything else is allowed
+at a one-time migration whose level and engineer-weeks come from ``cost.migration.migration_weeks``
+(the one rule: table effort + ``CUSTOM_OP_PORT_WEEKS`` per custom CUDA op off NVIDIA + a dynamic-shape
+allowance on per-shape compilers), priced by the cost model at ``ops.engineer_usd_per_hour``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-#: Engineer-weeks to rewrite one custom CUDA op for another backend (write, test, tune one kernel).
-#: infrafit engineering judgement, not a measured figure; the same order as the frameworks table's
-#: per-family porting efforts (docs/planner.md).
-CUSTOM_OP_PORT_WEEKS = 1.0
-_RANK = {"first-class": 0, "supported": 1, "experimental": 2, "none": 3}
 
 
 @dataclass(frozen=True)
@@ -26,6 +19,7 @@ class FamilyCompat:
     porting_weeks: float  # one-time migration when not first-class for the user's code
     caveats: str
     confidence: str
+    detail: str = ""  # cost.migration's reason, with its numbers
 
     @property
     def allowed(self) -> bool:
@@ -45,27 +39,24 @@ def _framework_name(framework: str) -> str:
             "sklearn": "scikit-learn", "xgboost": "XGBoost"}.get(framework, framework)
 
 
-def family_compat(frameworks, framework: str, families, vendor_of: dict[str, str],
-                  custom_ops: tuple[str, ...]) -> dict[str, FamilyCompat]:
-    """``{family: FamilyCompat}`` for ``families`` given the frameworks table (a DataFrame)."""
-    rows = frameworks[frameworks["framework"] == framework].set_index("family")
+def family_compat(catalog, framework: str, families, custom_ops: tuple[str, ...],
+                  dynamic_shapes: bool = False) -> dict[str, FamilyCompat]:
+    """``{family: FamilyCompat}`` for ``families``: level and weeks from ``cost.migration.migration_weeks``
+    (framework x family x custom ops x dynamic shapes), caveats and confidence from the table."""
+    from infrafit.cost.migration import migration_weeks
+
+    table = catalog.frameworks
+    rows = table[table["framework"] == framework].set_index("family")
     out: dict[str, FamilyCompat] = {}
     for family in families:
+        weeks, level, why = migration_weeks(catalog, framework, family, list(custom_ops), dynamic_shapes)
         if family in rows.index:
             row = rows.loc[family]
-            level, weeks = str(row["support"]), float(row["porting_effort_engineer_weeks"])
-            caveats, confidence = str(row.get("caveats") or ""), str(row.get("confidence") or "")
+            table_level = str(row["support"])
+            caveats = "" if str(row.get("caveats")) == "nan" else str(row.get("caveats") or "")
+            confidence = str(row.get("confidence") or "")
         else:
-            level, weeks, caveats, confidence = "none", 0.0, "no entry in the frameworks table", "low"
-        level = "none" if caveats == "nan" and level == "none" else level
-        caveats = "" if caveats == "nan" else caveats
-        support = level
-        if level != "first-class":
-            weeks = max(weeks, 0.0)
-        else:
-            weeks = 0.0
-        if custom_ops and vendor_of.get(family) != "NVIDIA" and level != "none":
-            support = "experimental" if _RANK[level] < _RANK["experimental"] else level
-            weeks += CUSTOM_OP_PORT_WEEKS * len(custom_ops)
-        out[family] = FamilyCompat(family, support, level, weeks, caveats, confidence)
+            table_level, caveats, confidence = "none", "no entry in the frameworks table", "low"
+        out[family] = FamilyCompat(family, level, table_level, 0.0 if level == "none" else float(weeks),
+                                   caveats, confidence, why)
     return out

@@ -23,6 +23,8 @@ import numpy as np
 #: Concurrency grid per replica for continuous batching (closed loop, requests in flight).
 CONCURRENCY_GRID = np.array([1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024], float)
 LLM_PRECISIONS_AUTO = ("bf16", "fp8", "fp4", "int8", "int4")
+#: Keys of ``evaluate_training``'s pruned dict for physically impossible estimates (MFU > 1).
+MODEL_ERROR_PREFIX = "model-error:"
 
 
 @dataclass
@@ -68,6 +70,21 @@ def _grid_setup(setup):
     return replace(setup, **{f.name: np.asarray(getattr(setup, f.name), float)[:, None] for f in fields(setup)})
 
 
+def ttft_p99_at_long_prompt(shape, grid, ttft_p99_s: np.ndarray, isl: float, isl99: float) -> np.ndarray:
+    """TTFT p99 of a p99-length prompt: the model's queueing p99 under the mean traffic, with the
+    request's own prefill at the p99 prompt length instead of the mean one.
+
+    ``ttft_p99 = serve(mean lengths).ttft_p99 - prefill_alone(isl) + prefill_alone(isl_p99)``. The
+    queue ahead of the request is made of typical prompts, so it is not re-priced at p99 lengths
+    (doing so, as ``serve`` at ``isl_p99`` for everyone would, counts the tail twice)."""
+    from infrafit.perf.llm import prefill_alone_s
+
+    if not isl99 or isl99 <= isl:
+        return ttft_p99_s
+    extra = prefill_alone_s(shape, grid, np.asarray(isl99, float)) - prefill_alone_s(shape, grid, np.asarray(isl, float))
+    return ttft_p99_s + np.maximum(extra, 0.0)
+
+
 def evaluate_llm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, ...], stacks_for, traffic, slo,
                  profiles=None) -> Evaluated:
     """Continuous-batching capacity of every (accelerator, count) x precision x stack x layout."""
@@ -93,10 +110,9 @@ def evaluate_llm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, ...]
     grid = _grid_setup(setup)
     conc = CONCURRENCY_GRID[None, :]
     sv = serve(shape, grid, conc, isl, osl)
-    tail = serve(shape, grid, conc, isl99, osl)  # a p99-length prompt arriving into the same load
     cmax = max_concurrency(shape, setup, isl + osl)
     fits = cmax >= 1
-    ttft99 = np.maximum(sv.ttft_p99_s, tail.ttft_p99_s)
+    ttft99 = ttft_p99_at_long_prompt(shape, grid, sv.ttft_p99_s, isl, isl99)
     tpot99 = sv.tpot_p99_s
     e2e99 = ttft99 + (osl99 - 1.0) * tpot99
     ok = np.ones_like(ttft99, bool)
@@ -169,6 +185,19 @@ def ideal_train_s(shape, acc, count: int, precision: str, seq_len: int, total_sa
     return model_flops_per_sample(shape, seq_len) * total_samples / max(count * peak, 1.0)
 
 
+def peak_fraction(acc, mfu_fraction: float | None, precision: str) -> float:
+    """Model FLOP/s as a fraction of the dense peak of the precision the run uses.
+
+    ``perf.training`` reports MFU against the dense bf16 peak (its convention), so an fp8 run may
+    show MFU above 1 while using about half of its fp8 peak; above 1 of the run's own precision is
+    physically impossible."""
+    if not mfu_fraction:
+        return 0.0
+    bf16 = acc.peak("bf16") or acc.peak("fp16")
+    own = acc.peak(precision) or bf16
+    return float(mfu_fraction) * bf16 / own if own else float(mfu_fraction)
+
+
 def evaluate_training(workload, arch, pairs: list[tuple[Any, int]], precisions: tuple[str, ...],
                       deadline_s: float | None, max_counts_per_acc: int = 4) -> tuple[Evaluated, dict[str, str]]:
     """Best layout of each (accelerator, count, precision); pruned by the ideal-time lower bound.
@@ -183,6 +212,7 @@ def evaluate_training(workload, arch, pairs: list[tuple[Any, int]], precisions: 
     seq = int(tr.seq_len) if shape.is_transformer else 0
     total = float(tr.total_samples)
     pruned: dict[str, str] = {}
+    impossible: dict[str, str] = {}
     out = []
     by_acc: dict[str, list[tuple[Any, int]]] = {}
     for acc, n in sorted(pairs, key=lambda x: x[1]):
@@ -205,12 +235,20 @@ def evaluate_training(workload, arch, pairs: list[tuple[Any, int]], precisions: 
                     pruned[acc_id] = str(exc).split(". To fix")[0]
                     continue
                 lay = run.layout
+                used = peak_fraction(acc, run.mfu_fraction, run.precision)
+                if used > 1.0:  # more FLOP/s than the chips have: a model error, never ranked
+                    impossible[acc_id] = (f"model error: {n} chips, {run.precision}: model FLOP/s = "
+                                          f"{used:.0%} of the {run.precision} dense peak (excluded, not ranked)")
+                    continue
                 out.append(({"accelerator": acc.id, "count": n, "precision": run.precision, "stack": "default",
                              "tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "ep": lay.ep, "cp": lay.cp,
                              "global_batch": gbs, "notes": list(run.notes)},
                             lay.fits, float(run.time_to_train_s or np.nan), lay.memory_bytes,
                             acc.memory_bytes * USABLE_MEMORY_FRACTION, {**lay.shares, "mfu_fraction": run.mfu_fraction}))
                 taken += 1
+                if deadline_s and run.time_to_train_s and run.time_to_train_s <= deadline_s / 2:
+                    taken = max_counts_per_acc  # comfortably inside the deadline: more chips only cost more
+    pruned.update({MODEL_ERROR_PREFIX + k: v for k, v in impossible.items()})
     if not out:
         return _empty(), pruned
     cfg, fits, ttt, mem, capb, terms = zip(*out, strict=True)

@@ -123,6 +123,16 @@ def inference_profile(workload):
     return month_profile(mean, None, "flat", min(hours, units.HOURS_PER_MONTH)), out_tokens
 
 
+def on_prem_site(workload) -> tuple[str, str]:
+    """(region, country) where region-less on-prem hardware would stand: the first ``on-prem*`` region
+    in the placement, else the first allowed region; the first allowed country (electricity and
+    colocation prices of that place, ``cost.adapters.offers_from_catalog``)."""
+    pl = workload.placement
+    regions, countries = tuple(pl.regions), tuple(pl.countries)
+    site = next((r for r in regions if r.startswith("on-prem")), regions[0] if regions else "")
+    return site, countries[0] if countries else ""
+
+
 def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, migration_weeks: np.ndarray):
     """OfferArrays and CostResult of every candidate row (capacity or time to train from ``ev``)."""
     from infrafit.cost.adapters import offers_from_catalog
@@ -134,9 +144,11 @@ def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, 
 
     p = CostParams()
     months = int(workload.horizon_months)
+    site_region, site_country = on_prem_site(workload)
     arrays = offers_from_catalog(catalog, rows, instances_per_replica=rows["instances_per_replica"].to_numpy(),
                                  managed=bool(workload.deployment.managed_preferred), params=p,
-                                 migration_engineer_weeks=migration_weeks)
+                                 migration_engineer_weeks=migration_weeks, site_region=site_region,
+                                 site_country=site_country)
     dataset = 0.0
     if task == "train":
         tr = workload.training

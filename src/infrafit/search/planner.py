@@ -18,6 +18,7 @@ import numpy as np
 from infrafit.errors import InputError
 from infrafit.search import assemble
 from infrafit.search.compat import family_compat
+from infrafit.search.evaluate import MODEL_ERROR_PREFIX
 from infrafit.search.offers import families_without_offers, filter_offers, residency_mask
 from infrafit.search.parts import (
     INFERENCE_INSTANCE_MULTIPLES,
@@ -85,7 +86,12 @@ def build_part(workload, arch, catalog, offers, compat, task: str) -> Part:
     ev, pruned = evaluate_configs(workload, arch, catalog, offers, task, multiples)
     fam_of = {a.id: a.family for a in catalog.accelerators.values()}
     failures: dict[str, list[str]] = {}
-    for acc_id, why in pruned.items():
+    for key, why in pruned.items():
+        if key.startswith(MODEL_ERROR_PREFIX):
+            failures.setdefault(fam_of[key.removeprefix(MODEL_ERROR_PREFIX)], []).append(
+                f"{key.removeprefix(MODEL_ERROR_PREFIX)}: {why}")
+            continue
+        acc_id = key
         if not any(r["accelerator"] == acc_id for r in ev.rows):
             failures.setdefault(fam_of[acc_id], []).append(f"{acc_id}: {why} > "
                                                            f"{workload.training.deadline_days:g}-day deadline")
@@ -150,9 +156,8 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
     excluded = list(filt.excluded)
     offered = set(catalog.offers["accelerator_id"].map(lambda a: catalog.accelerators[a].family))
     excluded += families_without_offers(catalog, offered)
-    vendor_of = {a.family: a.vendor for a in catalog.accelerators.values()}
-    compat = family_compat(catalog.frameworks, workload.framework, sorted(set(filt.kept["family"])), vendor_of,
-                           tuple(workload.custom_ops))
+    compat = family_compat(catalog, workload.framework, sorted(set(filt.kept["family"])),
+                           tuple(workload.custom_ops), bool(getattr(workload, "dynamic_shapes", False)))
     for fam, c in compat.items():
         if not c.allowed:
             excluded.append({"what": fam, "reason": c.reason(workload.framework, tuple(workload.custom_ops))})

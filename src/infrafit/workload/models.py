@@ -49,7 +49,7 @@ def _tokens(name: str) -> list[str]:
 def _library() -> tuple[dict[str, ModelArch], dict[str, str]]:
     """(models by id, index from normalised keys -> id)."""
     text = resources.files("infrafit.workload").joinpath("data/models.yaml").read_text(encoding="utf-8")
-    entries = yaml.safe_load(text) or []
+    entries = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or []  # libyaml: ~8x faster
     models: dict[str, ModelArch] = {}
     index: dict[str, str] = {}
     for e in entries:
