@@ -65,6 +65,7 @@ class Setup:
     prefill_overhead_s: np.ndarray
     memory_reserve_fraction: np.ndarray
     prefill_burst: np.ndarray
+    gemm_m_half: np.ndarray  # GEMM rows (tokens) at which a kernel reaches half its large-M efficiency
 
     @property
     def gpus(self) -> np.ndarray:
@@ -103,9 +104,13 @@ def max_concurrency(shape: LLMShape, s: Setup, context_tokens: np.ndarray) -> np
     return np.floor(np.maximum(free, 0.0) / np.maximum(per_seq, 1e-9) * s.adp)
 
 
-def _collectives_s(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:
-    """TP all-reduces (2 per layer) of the group's tokens, EP all-to-alls (2 per MoE layer)."""
-    tokens_per_group = tokens / s.adp
+def _collectives_s(shape: LLMShape, s: Setup, tokens: np.ndarray, group_tokens: np.ndarray | None = None) -> np.ndarray:
+    """TP all-reduces (2 per layer) of one attention group's tokens, EP all-to-alls (2 per MoE layer).
+
+    ``tokens`` is the instance's total; ``group_tokens`` what the busiest attention group holds
+    (``tokens / adp`` when spread evenly, the default).
+    """
+    tokens_per_group = tokens / s.adp if group_tokens is None else group_tokens
     msg = tokens_per_group * shape.hidden_size * ACTIVATION_BYTES
     t_tp = 2.0 * shape.num_layers * ring_allreduce_time_s(msg, s.tp, s.link_bytes_per_s, s.link_latency_s)
     moe_ranks = np.where(shape.is_moe, np.maximum(s.ep, s.adp), 1.0)
@@ -114,10 +119,37 @@ def _collectives_s(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:
     return t_tp + t_ep
 
 
-def _gemm_flops_per_gpu(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:
-    dense = 2.0 * tokens / s.adp * shape.dense_matmul_params / (s.tp * s.pp)
+def _gemm_parts(
+    shape: LLMShape, s: Setup, tokens: np.ndarray, one_group: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(dense_flops, routed_flops, dense_rows, expert_rows)`` per chip: FLOPs and the GEMM M
+    dimension (token rows) of the dense matmuls and of one routed expert's grouped GEMM."""
+    group_tokens = tokens if one_group else tokens / s.adp
+    dense = 2.0 * group_tokens * shape.dense_matmul_params / (s.tp * s.pp)
     routed = 2.0 * tokens * shape.experts_per_token * shape.expert_params * shape.num_moe_layers / s.gpus
-    return dense + routed
+    expert_rows = tokens * shape.experts_per_token / max(shape.num_experts, 1)
+    return dense, routed, group_tokens, expert_rows
+
+
+def gemm_row_efficiency(rows: np.ndarray, m_half: np.ndarray) -> np.ndarray:
+    """Fraction of a kernel's large-M efficiency reached with ``rows`` token rows: ``M / (M + M_half)``.
+
+    Tensor-core GEMMs compute whole tiles of 64-256 rows (CUTLASS, cuBLASLt), so a GEMM of M rows
+    costs about as much as ``M + M_half`` rows; the smooth form of that padding. It matters for the
+    grouped GEMMs of MoE experts, which see ``tokens x k / E`` rows each.
+    """
+    m = np.maximum(np.asarray(rows, dtype=float), 1e-9)
+    return m / (m + m_half)
+
+
+def gemm_compute_s(
+    shape: LLMShape, s: Setup, tokens: np.ndarray, eff: np.ndarray, one_group: bool = False
+) -> np.ndarray:
+    """Compute-bound GEMM time of ``tokens`` on the busiest chip, each part at its M-dependent efficiency."""
+    dense, routed, m_dense, m_expert = _gemm_parts(shape, s, tokens, one_group)
+    t_dense = dense / (s.peak_flops_per_s * eff * gemm_row_efficiency(m_dense, s.gemm_m_half))
+    t_routed = routed / (s.peak_flops_per_s * eff * gemm_row_efficiency(m_expert, s.gemm_m_half))
+    return t_dense + np.where(routed > 0, t_routed, 0.0)
 
 
 def _gemm_weight_bytes_per_gpu(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:
@@ -130,9 +162,8 @@ def _gemm_weight_bytes_per_gpu(shape: LLMShape, s: Setup, tokens: np.ndarray) ->
 def decode_step(shape: LLMShape, s: Setup, batch: np.ndarray, context_tokens: np.ndarray) -> dict[str, np.ndarray]:
     """One decode step of ``batch`` sequences at mean ``context_tokens``: time and its terms."""
     seqs = batch * shape.beam_width
-    gemm_flops = _gemm_flops_per_gpu(shape, s, seqs)
     gemm_bytes = _gemm_weight_bytes_per_gpu(shape, s, seqs)
-    t_gemm_c = gemm_flops / (s.peak_flops_per_s * s.eff_decode_gemm)
+    t_gemm_c = gemm_compute_s(shape, s, seqs, s.eff_decode_gemm)
     t_gemm_m = gemm_bytes / (s.memory_bytes_per_s * s.eff_memory)
     seqs_group = seqs / s.adp
     kv_bytes = seqs_group * shape.kv_elements(context_tokens) * s.kv_bytes_per_element / kv_shards(shape, s)
@@ -150,21 +181,27 @@ def decode_step(shape: LLMShape, s: Setup, batch: np.ndarray, context_tokens: np
     }
 
 
-def prefill_compute_s(shape: LLMShape, s: Setup, tokens: np.ndarray, prompt_tokens: np.ndarray) -> np.ndarray:
+def prefill_compute_s(
+    shape: LLMShape, s: Setup, tokens: np.ndarray, prompt_tokens: np.ndarray, one_group: bool = False
+) -> np.ndarray:
     """Compute time of ``tokens`` prefill tokens of prompts of ``prompt_tokens`` (weights not counted).
 
     Causal attention over a prompt of L tokens touches ``L^2 / 2`` (query, key) pairs. This is the
-    marginal cost of prefill mixed into decode steps (the weights are being read anyway).
+    marginal cost of prefill mixed into decode steps (the weights are being read anyway). By default
+    the prompts spread over the attention data-parallel groups (the instance's throughput cost);
+    ``one_group`` is one prompt's latency: its dense part and attention run on one group while the
+    routed experts still spread over every chip.
     """
-    gemm = _gemm_flops_per_gpu(shape, s, tokens) * s.adp  # one prompt runs in one attention group
-    attn = tokens * shape.attn_flops(prompt_tokens / 2.0) / (s.tp * s.pp)
-    t = gemm / (s.peak_flops_per_s * s.eff_prefill_gemm) + attn / (s.attn_flops_per_s * s.eff_attention)
-    return t + _collectives_s(shape, s, tokens * s.adp)
+    groups = 1.0 if one_group else s.adp
+    attn = tokens * shape.attn_flops(prompt_tokens / 2.0) / (s.tp * s.pp * groups)
+    t_gemm = gemm_compute_s(shape, s, tokens, s.eff_prefill_gemm, one_group)
+    t = t_gemm + attn / (s.attn_flops_per_s * s.eff_attention)
+    return t + _collectives_s(shape, s, tokens, tokens if one_group else None)
 
 
 def prefill_alone_s(shape: LLMShape, s: Setup, prompt_tokens: np.ndarray) -> np.ndarray:
     """A prompt's prefill on an otherwise idle instance: compute vs weights read once, plus overhead."""
-    t_c = prefill_compute_s(shape, s, prompt_tokens, prompt_tokens)
+    t_c = prefill_compute_s(shape, s, prompt_tokens, prompt_tokens, one_group=True)
     t_w = _gemm_weight_bytes_per_gpu(shape, s, prompt_tokens) / (s.memory_bytes_per_s * s.eff_memory)
     return np.maximum(t_c, t_w) + s.prefill_overhead_s
 

@@ -38,6 +38,10 @@ class LLMShape:
     #: attention FLOPs of one token attending to ``context`` tokens (scores, values, indexers)
     attn_flops_fn: Callable[[np.ndarray], np.ndarray]
     beam_width: int = 1
+    #: query heads per layer (attention tensor parallelism must divide it); 0 when unknown
+    attention_heads: int = 0
+    #: multi-head latent attention (one shared latent per token: TP does not split the KV cache)
+    is_mla: bool = False
 
     @property
     def expert_params_total(self) -> float:
@@ -77,5 +81,6 @@ def shape_from_arch(arch: Any, beam_width: int = 1) -> LLMShape:
         params_total=float(arch.params_total()), dense_matmul_params=float(dense),
         expert_params=float(expert_params), num_moe_layers=moe_layers, num_experts=max(experts, 1),
         experts_per_token=top_k, kv_shards_max=kv_shards, kv_elements_fn=kv_elements,
-        attn_flops_fn=attn_flops, beam_width=beam_width,
+        attn_flops_fn=attn_flops, beam_width=beam_width, attention_heads=int(arch.num_attention_heads or 0),
+        is_mla=bool(arch.is_mla),
     )
