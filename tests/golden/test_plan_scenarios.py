@@ -11,6 +11,7 @@ from infrafit.search.planner import plan
 from infrafit.workload.spec import load_spec, parse_spec
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "specs"
 
 
 def _plan(name: str, **kw) -> dict:
@@ -56,7 +57,7 @@ def test_large_stable_jax_pretraining_ranks_tpu_competitively():
 def test_steady_serving_favours_fixed_capacity_over_on_demand():
     """Flat 24/7 chatbot traffic, no growth, budget lifted: owned or committed capacity wins."""
     text = (EXAMPLES / "chatbot-asia.yaml").read_text()
-    for old, repl in (('"$40,000"', '"$9,000,000"'), ("peak_requests_per_s: 60", "peak_requests_per_s: 20"),
+    for old, repl in (('"$90,000"', '"$9,000,000"'), ("peak_requests_per_s: 8", "peak_requests_per_s: 3"),
                       ("daily_profile: diurnal", "daily_profile: flat"), ("traffic_per_month: 0.08", "traffic_per_month: 0")):
         assert old in text
         text = text.replace(old, repl)
@@ -67,12 +68,29 @@ def test_steady_serving_favours_fixed_capacity_over_on_demand():
 
 
 def test_impossible_spec_has_no_option_and_says_why():
-    text = (EXAMPLES / "chatbot-asia.yaml").read_text().replace("ttft_p99_s: 1.0", "ttft_p99_s: 0.001")
-    p = plan(parse_spec(text), load_catalog(), top=3)
+    p = plan(load_spec(FIXTURES / "impossible-plan.yaml"), load_catalog(), top=3)
     assert p["options"] == []
     reasons = " ".join(e["reason"] for e in p["excluded"])
     assert "SLO" in reasons and "residency" in reasons
     assert all(e["reason"] for e in p["excluded"])
+
+
+def test_tabular_xgboost_lands_on_cpus():
+    p = _plan("tabular-xgboost.yaml", top=3)
+    assert p["options"], p["excluded"]
+    kinds = [load_catalog().accelerator(o["accelerator"]).kind for o in p["options"]]
+    assert kinds[0] == "cpu", [(o["accelerator"], o["cost"]["tco_usd"]) for o in p["options"]]
+    gpu_lines = [e for e in p["excluded"] if e["what"].startswith("NVIDIA")]
+    assert gpu_lines and all(any(ch.isdigit() for ch in e["reason"]) for e in gpu_lines)
+
+
+def test_no_ranked_training_option_exceeds_its_precisions_peak():
+    from infrafit.search.evaluate import peak_fraction
+
+    cat = load_catalog()
+    for o in _plan("jax-pretraining.yaml", top=5)["options"]:
+        mfu = o["performance"]["at_capacity"]["throughput"]["mfu_fraction"]
+        assert peak_fraction(cat.accelerator(o["accelerator"]), mfu, o["precision"]) <= 1.0
 
 
 def test_prices_date_range_is_shown(custom_ops):
