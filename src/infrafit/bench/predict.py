@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 
 from infrafit.bench.hardware import HostInfo, cpu_peak_flops_per_s
+from infrafit.perf.calibrated import CALIBRATION_COLUMNS, CALIBRATION_FILE, OPS_PER_LAYER
 from infrafit.perf.core import roofline_time_s
 
-EFFICIENCY_FILE = "perf_profiles_bench.csv"
-EFFICIENCY_COLUMNS = ("accelerator_id", "precision", "eff_compute_fraction", "eff_memory_fraction",
-                      "op_overhead_s", "fitted_rows_count", "source", "retrieved_on")
-#: Operators dispatched per layer by bench.models (norms, projections, attention, activations, adds).
-OPS_PER_LAYER = {"decoder": 20, "encoder": 14, "cnn": 11}
+#: The overlay file and operator counts are shared with the performance models (perf.calibrated),
+#: so what calibrate fits is what estimate and plan read.
+EFFICIENCY_FILE = CALIBRATION_FILE
+EFFICIENCY_COLUMNS = CALIBRATION_COLUMNS
 
 
 @dataclass(frozen=True)

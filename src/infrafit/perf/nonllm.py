@@ -20,7 +20,10 @@ The model, one accelerator serving batches (replicas on ``count`` chips, no mode
   not saturated and latency falls.
 
 CPUs use the same ladder with their AMX/AVX-512 peak per socket (catalog ``peak``) and ``count`` =
-sockets. Efficiencies come from ``perf.nonllm_profiles``.
+sockets. Efficiencies come from ``perf.nonllm_profiles``, except for an accelerator that ``infrafit
+calibrate`` measured (``perf.calibrated``, from the catalog overlay): there its fitted compute and
+memory fractions replace the profile's, and its per-operator overhead x operators per pass replaces
+the per-step overhead.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from infrafit.perf.calibrated import Calibration, calibration_for
 from infrafit.perf.nonllm_profiles import NonLLMProfile, load_profile
 from infrafit.perf.nonllm_work import SampleWork, sample_work
 from infrafit.perf.types import Config, Estimate
@@ -61,6 +65,13 @@ class Devices:
     kind: np.ndarray
     w_per_tflops: np.ndarray
     precision_used: tuple[str, ...]
+    calibration: tuple[Calibration | None, ...] = ()  # per device, from the overlay (perf.calibrated)
+
+    def calibrated(self, field: str, default) -> np.ndarray:
+        """Per device: the calibrated ``field`` where a calibration exists, else ``default``."""
+        cal = self.calibration or (None,) * len(self.ids)
+        base = np.broadcast_to(np.asarray(default, dtype=float), (len(self.ids),))
+        return np.array([getattr(c, field) if c is not None else d for c, d in zip(cal, base, strict=True)])
 
 
 def executed_precision(acc: Any, precision: str) -> tuple[str, float]:
@@ -72,8 +83,9 @@ def executed_precision(acc: Any, precision: str) -> tuple[str, float]:
     return precision, 0.0
 
 
-def devices(accelerators: Sequence[Any], precision: str) -> Devices:
-    """Gather the arrays the model needs from catalog ``Accelerator`` objects."""
+def devices(accelerators: Sequence[Any], precision: str, overlay_dir: Any = None) -> Devices:
+    """Gather the arrays the model needs from catalog ``Accelerator`` objects (and their calibration
+    in the overlay folder, default ``INFRAFIT_CATALOG``)."""
     used, peaks = zip(*(executed_precision(a, precision) for a in accelerators), strict=True)
     peak = np.array(peaks, dtype=float)
     tdp = np.array([float(a.tdp_w) if a.tdp_w and a.tdp_w == a.tdp_w else np.nan for a in accelerators])
@@ -82,17 +94,22 @@ def devices(accelerators: Sequence[Any], precision: str) -> Devices:
         memory_bytes=np.array([a.memory_bytes for a in accelerators], dtype=float),
         memory_bytes_per_s=np.array([a.memory_bytes_per_s for a in accelerators], dtype=float),
         kind=np.array([a.kind for a in accelerators], dtype=object),
-        w_per_tflops=tdp / np.where(peak > 0, peak / TFLOPS, np.nan), precision_used=tuple(used))
+        w_per_tflops=tdp / np.where(peak > 0, peak / TFLOPS, np.nan), precision_used=tuple(used),
+        calibration=tuple(calibration_for(a.id, p, overlay_dir) for a, p in zip(accelerators, used, strict=True)))
 
 
 def step_time_s(batch, work: SampleWork, dev: Devices, eff, profile: NonLLMProfile):
     """``(S, compute, memory, overhead)`` of one batch step; arrays broadcast (devices x batches)."""
     b = np.asarray(batch, dtype=float)
     peak = dev.peak_flops_per_s[:, None]
-    bw = dev.memory_bytes_per_s[:, None] * profile.memory_efficiency
+    bw = dev.memory_bytes_per_s[:, None] * dev.calibrated("eff_memory", profile.memory_efficiency)[:, None]
     t_c = b * work.flops / (peak * np.asarray(eff)[:, None])
     t_m = (work.passes * work.weight_bytes + b * work.io_bytes) / bw
-    t_o = work.passes * profile.overhead_s(work.op_class) * np.ones_like(t_c)
+    overhead = profile.overhead_s(work.op_class)
+    if work.operators_per_pass > 0:  # calibrated: seconds per operator x operators per invocation
+        per_op = dev.calibrated("op_overhead_s", np.nan)
+        overhead = np.where(np.isfinite(per_op), per_op * work.operators_per_pass, overhead)
+    t_o = work.passes * np.asarray(overhead, dtype=float).reshape(-1, 1) * np.ones_like(t_c)
     return t_o + np.maximum(t_c, t_m), t_c, t_m, t_o
 
 
@@ -122,7 +139,7 @@ def capacity(work: SampleWork, dev: Devices, counts, latency_slo_s: float | None
              profile: NonLLMProfile | None = None, batch_sizes=None) -> Capacity:
     """Offline and SLO-bound (server) throughput of ``counts`` replicas on each device."""
     prof = profile or load_profile()
-    eff = prof.efficiency(work.op_class, dev.kind, dev.w_per_tflops)
+    eff = dev.calibrated("eff_compute", prof.efficiency(work.op_class, dev.kind, dev.w_per_tflops))
     grid = np.asarray(batch_sizes if batch_sizes is not None else BATCH_GRID, dtype=float)[None, :]
     s, t_c, t_m, t_o = step_time_s(grid, work, dev, eff, prof)
     fits_b = grid <= max_batch_fitting(work, dev)[:, None]
@@ -172,10 +189,10 @@ def latency_at_rate(work: SampleWork, dev: Devices, rate_per_chip: float, profil
     average half a step and then its own (p50 ~ 1.5 S), at p99 a whole step of the larger batch.
     """
     prof = profile or load_profile()
-    eff = prof.efficiency(work.op_class, dev.kind[:1], dev.w_per_tflops[:1])
     grid = BATCH_GRID[None, :]
     sub = Devices(dev.ids[:1], dev.peak_flops_per_s[:1], dev.memory_bytes[:1], dev.memory_bytes_per_s[:1],
-                  dev.kind[:1], dev.w_per_tflops[:1], dev.precision_used[:1])
+                  dev.kind[:1], dev.w_per_tflops[:1], dev.precision_used[:1], dev.calibration[:1])
+    eff = sub.calibrated("eff_compute", prof.efficiency(work.op_class, dev.kind[:1], dev.w_per_tflops[:1]))
     s, *_ = step_time_s(grid, work, sub, eff, prof)
     ok = grid[0] / s[0] >= rate_per_chip
     i = int(np.argmax(ok)) if ok.any() else len(BATCH_GRID) - 1

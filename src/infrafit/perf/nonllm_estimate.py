@@ -63,13 +63,16 @@ def build_estimate(workload: Any, config: Config, catalog: Any, *, shape: dict, 
                    profile: NonLLMProfile) -> Estimate:
     model = _model_of(workload)
     acc = catalog.accelerator(config.accelerator)
-    dev = devices([acc], config.precision)
+    dev = devices([acc], config.precision, getattr(catalog, "overlay_dir", None))
     work = sample_work(model, dev.precision_used[0], **shape)
     slo = latency_slo_s if latency_slo_s is not None else _slo_s(workload)
     cap = capacity(work, dev, [config.count], slo, profile)
     notes = []
     if dev.precision_used[0] != config.precision:
         notes.append(f"{config.precision} peak not listed for {acc.id}: modelled at {dev.precision_used[0]}")
+    cal = dev.calibration[0]
+    if cal is not None:
+        notes.append(f"efficiency calibrated on this hardware ({cal.source}, {cal.retrieved_on})")
     if dev.peak_flops_per_s[0] <= 0:
         raise InputError(f"{acc.id} lists no peak for {config.precision} or a fallback precision",
                          fix="pick a precision the accelerator supports (`infrafit catalog show ID`)")
@@ -106,6 +109,8 @@ def build_estimate(workload: Any, config: Config, catalog: Any, *, shape: dict, 
         "server_samples_per_s": float(cap.server_samples_per_s[0]) if slo else None,
         "server_batch": float(cap.server_batch[0]) if slo else None, "latency_slo_s": slo,
         "compute_share_of_step": float(cap.compute_share[0]), "detail": dict(work.detail),
+        "calibration": None if cal is None else {"eff_compute": cal.eff_compute, "eff_memory": cal.eff_memory,
+                                                 "op_overhead_s": cal.op_overhead_s, "source": cal.source},
         "why": _why(bottleneck, cap, server),
     }
     return Estimate(config=config, stack=config.stack or _default_stack(acc), fits=bool(cap.fits[0]), memory=memory,

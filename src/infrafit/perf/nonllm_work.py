@@ -27,10 +27,11 @@ Formulas and sources:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from infrafit.errors import InputError
+from infrafit.perf.calibrated import operators_per_pass
 from infrafit.units import bytes_per_element
 
 #: Op class of each model kind: the key of the efficiency profile (physical: what the kernels are).
@@ -60,6 +61,7 @@ class SampleWork:
     op_class: str
     passes: int = 1  # sequential model invocations per sample (diffusion steps)
     detail: tuple[tuple[str, float], ...] = ()
+    operators_per_pass: float = 0.0  # dispatched operators per invocation (perf.calibrated; 0 = unknown)
 
 
 def _get(model: Any, name: str, default: Any = None) -> Any:
@@ -110,8 +112,9 @@ def sample_work(model: Any, precision: str, *, seq_len: float | None = None, ste
     weights = _params(model) * bpe
     builder = {"encoder": _encoder, "vit": _image, "cnn": _image, "diffusion": _diffusion,
                "speech": _speech, "tabular": _tabular}[kind]
-    return builder(model, bpe, weights, seq_len=seq_len, steps=steps, guidance_passes=guidance_passes,
+    work = builder(model, bpe, weights, seq_len=seq_len, steps=steps, guidance_passes=guidance_passes,
                    output_tokens=output_tokens)
+    return replace(work, operators_per_pass=operators_per_pass(model))
 
 
 def _library_flops(model: Any, seq_len: float | None) -> float | None:

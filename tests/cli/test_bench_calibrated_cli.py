@@ -1,0 +1,61 @@
+"""End to end: bench a tiny encoder, calibrate, and `estimate --catalog-dir` uses the fitted efficiency."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+
+import pytest
+
+pytest.importorskip("torch")
+
+from infrafit.cli import main  # noqa: E402
+
+TINY_BERT = {"architectures": ["BertModel"], "model_type": "bert", "hidden_size": 64, "intermediate_size": 256,
+             "num_attention_heads": 4, "num_hidden_layers": 2, "vocab_size": 512,
+             "max_position_embeddings": 128, "type_vocab_size": 2, "torch_dtype": "float32"}
+
+
+def _estimate(capsys, overlay, spec, acc_id):
+    assert main(["--catalog-dir", str(overlay), "estimate", str(spec), "--accelerator", acc_id, "--count", "1",
+                 "--precision", "fp32", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_calibrated_overlay_changes_the_estimate_in_the_fitted_direction(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("INFRAFIT_CATALOG", raising=False)  # main() sets it from --catalog-dir; undo after
+    model = tmp_path / "tiny-bert.json"
+    model.write_text(json.dumps(TINY_BERT))
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"name: tiny-embed\ntask: inference\nmodel: {model}\nframework: pytorch\n"
+                    "inference:\n  mode: batch\n  traffic:\n    items: {per_day: 1M, window_hours: 6}\n"
+                    "    input_tokens: {mean: 64, p99: 128}\n")
+    db, overlay = str(tmp_path / "r.db"), tmp_path / "overlay"
+    assert main(["bench", "run", str(model), "--quick", "--no-train", "--db", db, "--json",
+                 "--batch-sizes", "1,4", "--seq-lens", "16,64"]) == 0
+    capsys.readouterr()
+    assert main(["calibrate", "--db", db, "--out", str(overlay), "--json"]) == 0
+    (fit,) = json.loads(capsys.readouterr().out)["fits"]
+    acc_id = fit["accelerator_id"]
+    with open(overlay / "perf_profiles_bench.csv") as fh:
+        (row,) = list(csv.DictReader(fh))
+
+    # the same local CPU row without the fitted efficiencies: what estimate predicted before calibrating
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    shutil.copy(overlay / "accelerators.csv", plain / "accelerators.csv")
+    before = _estimate(capsys, plain, spec, acc_id)
+    after = _estimate(capsys, overlay, spec, acc_id)
+
+    assert before["breakdown"]["calibration"] is None
+    cal = after["breakdown"]["calibration"]
+    assert cal["eff_compute"] == pytest.approx(float(row["eff_compute_fraction"]))
+    assert after["breakdown"]["efficiency"] == pytest.approx(float(row["eff_compute_fraction"]))
+    assert any("calibrated" in n for n in after.get("notes", []))
+    thr_before, thr_after = before["throughput"]["samples_per_s"], after["throughput"]["samples_per_s"]
+    assert thr_after != pytest.approx(thr_before, rel=1e-3)
+    # a compute-bound estimate moves with the efficiency ratio: lower fitted efficiency -> fewer samples/s
+    if before["bottleneck"] == after["bottleneck"] == "compute":
+        ratio = after["breakdown"]["efficiency"] / before["breakdown"]["efficiency"]
+        assert (thr_after / thr_before - 1.0) * (ratio - 1.0) > 0
