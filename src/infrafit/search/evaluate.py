@@ -155,6 +155,8 @@ def evaluate_nonllm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, .
     from infrafit.perf.nonllm_estimate import _default_stack
     from infrafit.perf.nonllm_work import sample_work
 
+    if not pairs:
+        return _empty()
     parts = []
     accs = [a for a, _ in pairs]
     counts = np.array([n for _, n in pairs], float)

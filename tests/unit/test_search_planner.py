@@ -1,0 +1,117 @@
+"""Planner rules on the small fixture catalog (tests/fixtures/catalog): hard constraints, exclusions
+with their numbers, diverse top-N and the Pareto front. Each case is a spec change and what must hold."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from infrafit.catalog import load_catalog
+from infrafit.search.compat import family_compat
+from infrafit.search.planner import plan
+from infrafit.workload.spec import parse_spec
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "catalog"
+BASE = """
+name: fixture-chat
+task: inference
+model: llama3.1-8b
+precision: [bf16, fp8]
+inference:
+  mode: realtime
+  traffic: {{requests_per_s: 2, input_tokens: 1000, output_tokens: 200}}
+  slo: {{ttft_p99_s: 2.0, tpot_p99_s: 0.1}}
+{extra}
+"""
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return load_catalog(overlay_dir="", base_dir=FIXTURE)
+
+
+def _plan(cat, extra: str = "", top: int = 5) -> dict:
+    return plan(parse_spec(BASE.format(extra=extra)), cat, top=top)
+
+
+def _reason(p: dict, family: str) -> str:
+    return " ".join(e["reason"] for e in p["excluded"] if e["what"] == family)
+
+
+@pytest.mark.parametrize(("extra", "check", "family", "phrase"), [
+    ("placement: {countries: [JP]}", lambda o: o["country"] == "JP", "NVIDIA Ada", "residency"),
+    ("deployment: {allowed: [on_prem]}", lambda o: o["deployment"] == "on_prem", "Google TPU",
+     "allowed deployment"),
+    ("deployment: {allowed: [cloud], exclude_providers: [aws]}", lambda o: o["provider"] != "AWS", "NVIDIA Ada",
+     "excluded providers"),
+])
+def test_hard_constraints_filter_options_and_name_the_excluded_family(cat, extra, check, family, phrase):
+    p = _plan(cat, extra)
+    assert p["options"], p["excluded"]
+    assert all(check(o) for o in p["options"])
+    assert phrase in _reason(p, family)
+    assert re.search(r"\d", _reason(p, family))
+
+
+@pytest.mark.parametrize(("framework", "ops", "family", "allowed", "level"), [
+    ("sklearn", (), "NVIDIA Hopper", False, "none"),
+    ("pytorch", (), "NVIDIA Hopper", True, "first-class"),
+    ("pytorch", ("flash_attn_custom",), "NVIDIA Hopper", True, "first-class"),
+    ("pytorch", ("flash_attn_custom",), "Google TPU", True, "experimental"),
+])
+def test_framework_support_from_the_migration_rule(cat, framework, ops, family, allowed, level):
+    c = family_compat(cat, framework, [family], ops)[family]
+    assert c.allowed is allowed and c.support == level
+    if level == "experimental":  # a custom op off NVIDIA adds porting weeks beyond the table's effort
+        base = family_compat(cat, framework, [family], ())[family]
+        assert c.porting_weeks > base.porting_weeks
+    if not allowed:
+        assert "not supported" in c.reason(framework, ops)
+
+
+def test_framework_none_excludes_the_family_with_a_reason(cat):
+    text = (BASE.format(extra="").replace("model: llama3.1-8b", "model: xgboost-gbt\nframework: sklearn")
+            .replace("precision: [bf16, fp8]\n", "").replace("{ttft_p99_s: 2.0, tpot_p99_s: 0.1}", "{latency_p99_s: 0.05}")
+            .replace(", input_tokens: 1000, output_tokens: 200", ""))
+    p = plan(parse_spec(text), cat)
+    assert "not supported" in _reason(p, "NVIDIA Hopper")
+
+
+def test_budget_excludes_every_family_with_its_cheapest_number(cat):
+    p = _plan(cat, "budget: {monthly_usd: 1}")
+    assert p["options"] == []
+    lines = [e for e in p["excluded"] if "budget" in e["reason"]]
+    assert lines
+    for e in lines:
+        assert re.search(r"\$[\d,]+", e["reason"]), e
+
+
+def test_every_exclusion_line_carries_a_number(cat):
+    p = _plan(cat, "placement: {countries: [JP]}\ndeployment: {allowed: [cloud]}")
+    for e in p["excluded"]:
+        if "no price for it" in e["reason"]:
+            continue
+        assert re.search(r"\d", e["reason"]), e
+
+
+def test_top_n_differs_in_substance(cat):
+    p = _plan(cat, top=4)
+    keys = [(o["family"], o["deployment"], o["provider"]) for o in p["options"]]
+    assert len(keys) == len(set(keys))
+    # no family is shown twice while another feasible family is left out
+    fams = [k[0] for k in keys]
+    shown_twice = len(fams) != len(set(fams))
+    assert not (shown_twice and p["compared"]), (fams, p["compared"])
+
+
+def test_options_marked_on_the_front_are_not_dominated(cat):
+    p = _plan(cat, top=5)
+    pts = [(f["tco_usd"], f["metric_value"]) for f in p["front"]]
+    on = [o for o in p["options"] if any("Pareto front" in w for w in o["why"])]
+    assert on
+    for o in on:
+        t, m = o["front_point"]["tco_usd"], o["front_point"]["metric_value"]
+        assert not any(a <= t and b <= m and (a < t or b < m) for a, b in pts)
+    assert sum(f["on_front"] for f in p["front"]) >= 1
