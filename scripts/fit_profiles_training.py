@@ -39,6 +39,9 @@ GLOBALS = ("gemm_half_width", "activation_traffic_factor", "tp_comm_exposed_frac
 ALL_CLASSES = ("transformer", "lora", "cnn", "diffusion")
 FRACTIONS = {"tp_comm_exposed_fraction", "dp_overlap_fraction"}
 RIDGE = 0.02
+#: Starting point of the energy per dense bf16 FLOP: 2 pJ (H100 SXM: 700 W / 989 TFLOP/s = 0.71 pJ at
+#: peak; board power also feeds HBM, I/O and leakage).
+ENERGY_PRIOR_J = 2e-12
 
 
 class Ctx:
@@ -81,27 +84,40 @@ class Problem:
         fields = plans[0].raw.__dataclass_fields__
         self.raw = type(plans[0].raw)(**{f: np.array([float(getattr(p.raw, f)) for p in plans]) for f in fields})
         self.n_g, self.n_c = len(self.gens), len(self.classes)
+        # energy per FLOP is identifiable only where a generation has SKUs of different TDP per peak
+        ratio = np.where(self.raw.power_unit_s > 0, self.raw.power_unit_s / self.raw.compute_unit_s, 0.0)
+        self.e_gens = sorted(g for g in self.gens
+                             if len({round(float(np.log(v)), 3) for v in ratio[self.g_idx == self.gens.index(g)] if v > 0}) > 1)
+        self.e_idx = np.array([self.e_gens.index(p.generation) if p.generation in self.e_gens else -1 for p in plans])
 
     def x0(self) -> np.ndarray:
         base = [np.log(DEFAULTS["compute_efficiency_generation"])] * self.n_g + [0.0] * self.n_c
         over = [np.log(DEFAULTS["step_overhead_s"])] * len(ALL_CLASSES)
         glob = [np.log(DEFAULTS[k]) if k not in FRACTIONS else _logit(DEFAULTS[k]) for k in GLOBALS]
-        return np.array(base + over + glob)
+        energy = [np.log(ENERGY_PRIOR_J)] * len(self.e_gens)
+        return np.array(base + over + glob + energy)
 
     def unpack(self, x: np.ndarray):
         n = self.n_g + self.n_c
         e_gen = np.exp(x[: self.n_g])
         e_cls = np.exp(x[self.n_g: n])
         over = np.exp(x[n: n + len(ALL_CLASSES)])
+        n2 = n + len(ALL_CLASSES) + len(GLOBALS)
         glob = {k: (_sigmoid(v) if k in FRACTIONS else float(np.exp(v)))
-                for k, v in zip(GLOBALS, x[n + len(ALL_CLASSES):], strict=True)}
-        return e_gen, e_cls, over, glob
+                for k, v in zip(GLOBALS, x[n + len(ALL_CLASSES): n2], strict=True)}
+        energy = np.exp(x[n2:])
+        return e_gen, e_cls, over, glob, energy
+
+    def energy_rows(self, energy: np.ndarray) -> np.ndarray:
+        if not len(energy):
+            return np.zeros(len(self.e_idx))
+        return np.where(self.e_idx >= 0, energy[np.maximum(self.e_idx, 0)], float(np.min(energy)))
 
     def predict(self, x: np.ndarray) -> np.ndarray:
-        e_gen, e_cls, over, g = self.unpack(x)
+        e_gen, e_cls, over, g, energy = self.unpack(x)
         eff = e_gen[self.g_idx] * np.where(self.c_idx >= 0, e_cls[np.maximum(self.c_idx, 0)], 1.0)
         k = Constants(eff, g["gemm_half_width"], g["activation_traffic_factor"], g["tp_comm_exposed_fraction"],
-                      g["dp_overlap_fraction"], over[self.all_idx])
+                      g["dp_overlap_fraction"], over[self.all_idx], self.energy_rows(energy))
         step = combine(self.raw, k).total_s
         return np.where(self.rate, self.a / step, (g["run_overhead_s"] + self.a * step) / 60.0)
 
@@ -133,13 +149,24 @@ def adam(f, x: np.ndarray, steps: int = 1500, lr: float = 0.05, h: float = 1e-4)
 
 
 def to_profile(prob: Problem, x: np.ndarray) -> TrainingProfile:
-    e_gen, e_cls, over, glob = prob.unpack(x)
+    e_gen, e_cls, over, glob, energy = prob.unpack(x)
+    seen = {ALL_CLASSES[i] for i in set(prob.all_idx.tolist())}
     values = {("compute_efficiency_generation", g, "*"): float(e) for g, e in zip(prob.gens, e_gen, strict=True)}
     values[("compute_efficiency_generation", "*", "*")] = float(np.median(e_gen))
     values[("compute_efficiency_class", "*", "transformer")] = 1.0
-    values.update({("compute_efficiency_class", "*", c): float(e) for c, e in zip(prob.classes, e_cls, strict=True)})
+    values.update({("compute_efficiency_class", "*", c): float(e) for c, e in zip(prob.classes, e_cls, strict=True)
+                   if c in seen})
+    # an op class without calibration rows gets the median of the fitted classes (as generations do)
+    values[("compute_efficiency_class", "*", "*")] = float(np.median(
+        [values[("compute_efficiency_class", "*", c)] for c in ALL_CLASSES if c in seen]))
     values.update({(k, "*", "*"): v for k, v in glob.items()})
-    values.update({("step_overhead_s", "*", c): float(o) for c, o in zip(ALL_CLASSES, over, strict=True)})
+    values.update({("step_overhead_s", "*", c): float(o) for c, o in zip(ALL_CLASSES, over, strict=True)
+                   if c in seen})
+    values[("step_overhead_s", "*", "*")] = float(np.median([o for c, o in zip(ALL_CLASSES, over, strict=True)
+                                                             if c in seen]))
+    values.update({("energy_per_flop_j", g, "*"): float(e) for g, e in zip(prob.e_gens, energy, strict=True)})
+    if len(energy):
+        values[("energy_per_flop_j", "*", "*")] = float(np.min(energy))
     return TrainingProfile(values)
 
 
@@ -187,7 +214,7 @@ def write_csv(profile: TrainingProfile, n_rows: int, path: Path) -> None:
     units = {"compute_efficiency_generation": "fraction", "compute_efficiency_class": "ratio",
              "gemm_half_width": "elements", "activation_traffic_factor": "ratio",
              "tp_comm_exposed_fraction": "fraction", "dp_overlap_fraction": "fraction", "step_overhead_s": "s",
-             "run_overhead_s": "s"}
+             "run_overhead_s": "s", "energy_per_flop_j": "J"}
     with open(path, "w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(COLUMNS)

@@ -42,6 +42,7 @@ class StubAccelerator:
     scaleup_domain_size: int = 8
     scaleout_bytes_per_s: float = 50e9
     host_bytes_per_s: float = 64e9
+    tdp_w: float = 0.0
 
     def peak(self, precision: str) -> float:
         return self.peaks.get(precision, 0.0)
@@ -134,6 +135,39 @@ def test_recompute_costs_time():
               zero_stage=0)
     assert float(step_times(GPT_SMALL, chip, PROFILE, recompute="full", **kw).compute_s) > float(
         step_times(GPT_SMALL, chip, PROFILE, recompute="selective", **kw).compute_s)
+
+
+def test_power_cap_limits_sustained_throughput():
+    """Sustained FLOP/s <= TDP / energy per FLOP: at half the board power the compute time doubles once
+    the cap binds; without a published TDP there is no cap; fp8 FLOPs cost half the bf16 energy."""
+    kw = dict(seq_len=2048, global_batch=64, method="full", tp=1, pp=1, dp=1, ep=1, cp=1, micro_batch=1, vpp=1,
+              zero_stage=0, recompute="selective")
+    capped = TrainingProfile({("energy_per_flop_j", "stubgen", "*"): 1e-12,
+                              ("compute_efficiency_generation", "stubgen", "*"): 1.0})
+    t = {}
+    for name, tdp in (("none", 0.0), ("full", 2000.0), ("half", 500.0), ("quarter", 250.0)):
+        t[name] = float(step_times(GPT_SMALL, Chip.from_accelerator(StubAccelerator(tdp_w=tdp), "bf16"), capped,
+                                   **kw).compute_s)
+    assert t["full"] == pytest.approx(t["none"])  # 2000 W / 1 pJ = 2 PFLOP/s > what the efficiency allows
+    assert t["half"] > t["none"]
+    assert t["quarter"] == pytest.approx(2 * t["half"])  # power-bound: time ~ 1 / TDP
+    fp8 = float(step_times(GPT_SMALL, Chip.from_accelerator(StubAccelerator(tdp_w=250.0), "fp8"), capped,
+                           **kw).compute_s)
+    assert fp8 == pytest.approx(t["quarter"] / 2)  # same energy per bf16-equivalent FLOP
+
+
+def test_fitted_profile_caps_h100_pcie_below_its_peak_ratio():
+    """The shipped profile: H100 PCIe (350 W) is slower than H100 SXM (700 W) by more than the peak ratio
+    989/756 on the same work, as MLPerf BERT measures (about 2x at 8 GPUs)."""
+    from infrafit.catalog import load_catalog
+    from infrafit.perf.training_profile import load_profile
+
+    cat = load_catalog()
+    kw = dict(seq_len=512, global_batch=256, method="full", tp=1, pp=1, dp=1, ep=1, cp=1, micro_batch=32,
+              vpp=1, zero_stage=0, recompute="selective")
+    sxm, pcie = (float(step_times(GPT_SMALL, Chip.from_accelerator(cat.accelerator(a), "bf16"), load_profile(),
+                                  **kw).compute_s) for a in ("nvidia_h100_sxm", "nvidia_h100_pcie"))
+    assert pcie / sxm > 1.15 * 989 / 756
 
 
 @settings(max_examples=15, deadline=None)

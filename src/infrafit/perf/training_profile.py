@@ -15,6 +15,10 @@ Parameters (see docs/performance-training.md):
 * ``dp_overlap_fraction``: share of one micro-batch's compute the gradient sync can hide behind.
 * ``step_overhead_s``: fixed time per optimizer step (launches, synchronisation, host work).
 * ``run_overhead_s``: fixed on-the-clock time per MLPerf run (start-up beyond the allowance).
+* ``energy_per_flop_j`` (per generation): board energy per dense bf16 FLOP; sustained FLOP/s is at
+  most TDP / it (power-limited clocks). Fitted only for generations whose SKUs differ in TDP per
+  peak FLOP/s (otherwise it is not identifiable); ``*`` = the lowest fitted value (an unseen
+  generation is most likely a newer, more efficient process node); 0 = no cap.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ DEFAULTS: dict[str, float] = {
     "dp_overlap_fraction": 0.8,
     "step_overhead_s": 0.005,
     "run_overhead_s": 60.0,
+    "energy_per_flop_j": 0.0,
 }
 
 

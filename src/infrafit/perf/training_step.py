@@ -21,6 +21,12 @@ One call evaluates every candidate layout (numpy struct-of-arrays). Per optimize
   (ZeRO sec. 7: 1.5x the data-parallel volume). It overlaps one micro-batch of compute.
 * Optimizer: Adam reads and writes master weights, moments and gradients (about 32 bytes/param) at
   memory bandwidth on the chip's shard.
+* Power-limited clocks: a chip cannot draw more than its board power (TDP), so sustained tensor
+  throughput is at most ``TDP / energy per FLOP`` (DVFS lowers clocks until the power fits; Horowitz
+  2014 "Computing's energy problem", ISSCC; NVIDIA H100 PCIe runs the SXM die at 350 W instead of
+  700 W). ``t_compute = max(FLOPs / (peak x efficiency), FLOPs x e / TDP)`` per chip, with ``e`` the
+  energy per dense bf16 FLOP of the chip generation (process node); an fp8 FLOP costs
+  ``peak_bf16 / peak_fp8`` of it (same datapath width, half the operand bits).
 """
 
 from __future__ import annotations
@@ -54,6 +60,8 @@ class Chip:
     scaleup_bytes_per_s: float
     scaleup_domain_size: int
     scaleout_bytes_per_s: float
+    tdp_w: float = 0.0  # board power; 0 = not published (no power cap)
+    bf16_peak_flops_per_s: float = 0.0  # to express FLOPs of any precision in bf16-equivalent energy
 
     @classmethod
     def from_accelerator(cls, acc, precision: str) -> Chip:
@@ -61,8 +69,11 @@ class Chip:
         host = _finite(getattr(acc, "host_bytes_per_s", 0.0))
         up = _finite(acc.scaleup_bytes_per_s) or host or 1e9
         out = _finite(acc.scaleout_bytes_per_s) or min(host or up, up)
-        return cls(str(acc.generation), float(acc.peak(precision)), float(acc.memory_bytes),
-                   float(acc.memory_bytes_per_s), up, max(1, int(acc.scaleup_domain_size or 1)), out)
+        peak = float(acc.peak(precision))
+        bf16 = float(acc.peak("bf16") or acc.peak("fp16") or peak)
+        return cls(str(acc.generation), peak, float(acc.memory_bytes),
+                   float(acc.memory_bytes_per_s), up, max(1, int(acc.scaleup_domain_size or 1)), out,
+                   _finite(getattr(acc, "tdp_w", 0.0)), bf16)
 
 
 def _finite(x) -> float:
@@ -144,6 +155,7 @@ class RawTerms:
     dp_sync_s: np.ndarray  # gradient (and ZeRO-3 weight) collectives per step
     microbatches: np.ndarray
     optimizer_s: np.ndarray
+    power_unit_s: np.ndarray  # bf16-equivalent FLOPs / (chips x TDP): seconds per J/FLOP of energy; 0 = no cap
 
 
 @dataclass(frozen=True)
@@ -156,13 +168,15 @@ class Constants:
     mp_exposed: float | np.ndarray
     dp_overlap: float | np.ndarray
     step_overhead_s: float | np.ndarray
+    energy_per_flop_j: float | np.ndarray = 0.0
 
     @classmethod
     def from_profile(cls, profile: TrainingProfile, generation: str, model_class: str) -> Constants:
         return cls(profile.compute_efficiency(generation, model_class), profile.get("gemm_half_width"),
                    profile.get("activation_traffic_factor", generation, model_class),
                    profile.get("tp_comm_exposed_fraction"), profile.get("dp_overlap_fraction"),
-                   profile.get("step_overhead_s", generation, model_class))
+                   profile.get("step_overhead_s", generation, model_class),
+                   profile.get("energy_per_flop_j", generation))
 
 
 def combine(raw: RawTerms, k: Constants) -> StepTimes:
@@ -170,7 +184,7 @@ def combine(raw: RawTerms, k: Constants) -> StepTimes:
     finite = np.isfinite(raw.gemm_width)
     width = np.where(finite, raw.gemm_width, 1.0)
     size = np.where(finite, width / (width + k.gemm_half_width), 1.0)
-    compute = raw.compute_unit_s / (k.efficiency * size)
+    compute = np.maximum(raw.compute_unit_s / (k.efficiency * size), raw.power_unit_s * k.energy_per_flop_j)
     traffic = raw.traffic_unit_s * k.traffic_factor
     mp = raw.mp_comm_raw_s * k.mp_exposed
     bubble = (compute + traffic + mp) * raw.bubble_factor
@@ -195,6 +209,8 @@ def raw_terms(shape: TrainShape, chip: Chip, *, seq_len: float, global_batch: fl
         flops = global_batch * 3.0 * float(shape.flops_per_sample_fwd or 0.0) * method_flop_factor(method)
         act_bytes = global_batch * float(shape.activation_elements_per_sample or 0.0) * ACTIVATION_BYTES
     compute_unit = flops / (chips * chip.peak_flops_per_s)
+    bf16_flops = flops * (chip.bf16_peak_flops_per_s or chip.peak_flops_per_s) / chip.peak_flops_per_s
+    power_unit = bf16_flops / (chips * chip.tdp_w) if chip.tdp_w > 0 else np.zeros_like(compute_unit)
     traffic_unit = act_bytes / (chips * chip.memory_bytes_per_s)
     mp_raw = _model_parallel_comm_s(shape, chip, seq_len, mbs, m, tp, pp, ep, cp, recompute)
     trainable = _trainable_params_chip(shape, tp, pp, ep, method, lora_rank)
@@ -206,7 +222,8 @@ def raw_terms(shape: TrainShape, chip: Chip, *, seq_len: float, global_batch: fl
     shard = np.where(zero >= 1, dp, 1.0)
     optimizer = trainable / shard * OPTIMIZER_BYTES_PER_PARAM / chip.memory_bytes_per_s
     bubble = (pp - 1.0) / (vpp * m)
-    return RawTerms(*np.broadcast_arrays(compute_unit, width, traffic_unit, mp_raw, bubble, sync, m, optimizer))
+    return RawTerms(*np.broadcast_arrays(compute_unit, width, traffic_unit, mp_raw, bubble, sync, m, optimizer,
+                                         power_unit))
 
 
 def step_times(shape: TrainShape, chip: Chip, profile: TrainingProfile, **kwargs) -> StepTimes:
