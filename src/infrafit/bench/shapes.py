@@ -43,6 +43,7 @@ class BenchShape:
     full_vocab_size: int = 0
     image_size: int = 224
     moe_note: str = ""
+    scaled_note: str = ""  # what --quick or the weight budget changed, for the output
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -106,11 +107,48 @@ def params(shape: BenchShape) -> float:
     return layer_params(shape) * shape.num_layers + embedding_params(shape) if shape.kind != "cnn" else cnn_params(shape)
 
 
-def fit_to_budget(shape: BenchShape, budget_bytes: float, precision: str = "fp32") -> BenchShape:
-    """Fewest changes that make the weights fit ``budget_bytes``: fewer layers, then a smaller vocab."""
+def narrow_width(shape: BenchShape, layer_budget_params: float) -> BenchShape:
+    """Fewer attention heads (head_dim kept, GQA group kept a divisor) and proportionally narrower
+    hidden and MLP widths, until one layer has at most ``layer_budget_params`` (at least 1 head).
+
+    Only ``--quick`` uses this: it changes the per-layer shapes, so the run is a smoke test of the
+    pipeline, not a measurement of the model's layers. Layer parameters grow as width squared, so
+    the first guess is ``sqrt(budget / params)``; then one head at a time until it fits.
+    """
+    heads, kv = shape.num_attention_heads, shape.num_kv_heads
+    new_heads = max(1, min(heads, int(heads * (layer_budget_params / layer_params(shape)) ** 0.5)))
+    while True:
+        ratio = new_heads / heads
+        new_kv = max(d for d in range(1, new_heads + 1) if new_heads % d == 0 and d <= max(1, round(kv * ratio)))
+        narrow = replace(shape, num_attention_heads=new_heads, num_kv_heads=new_kv,
+                         hidden_size=max(8, int(shape.hidden_size * ratio) // 8 * 8),
+                         intermediate_size=max(8, int(shape.intermediate_size * ratio) // 8 * 8))
+        if new_heads == 1 or layer_params(narrow) <= layer_budget_params:
+            return narrow
+        new_heads -= 1
+
+
+def scaling_note(full: BenchShape, run: BenchShape) -> str:
+    """What differs between the library model and the shape run, e.g. ``layers 32->1; hidden 4096->256``."""
+    fields = (("layers", "num_layers", "full_num_layers"), ("vocab", "vocab_size", "full_vocab_size"))
+    parts = [f"{name} {getattr(full, b)}->{getattr(run, a)}" for name, a, b in fields
+             if getattr(run, a) != getattr(full, b)]
+    for name, attr in (("hidden", "hidden_size"), ("heads", "num_attention_heads"), ("kv heads", "num_kv_heads"),
+                       ("intermediate", "intermediate_size"), ("image", "image_size")):
+        if getattr(run, attr) != getattr(full, attr):
+            parts.append(f"{name} {getattr(full, attr)}->{getattr(run, attr)}")
+    return "; ".join(parts)
+
+
+def fit_to_budget(shape: BenchShape, budget_bytes: float, precision: str = "fp32",
+                  narrow: bool = False) -> BenchShape:
+    """Fewest changes that make the weights fit ``budget_bytes``: fewer layers, then a smaller vocab;
+    with ``narrow`` (``--quick``) also fewer heads and narrower layers when one layer alone is over half."""
     bpe = bytes_per_element(precision)
     if shape.kind == "cnn":
         return shape
+    if narrow and layer_params(shape) * bpe > budget_bytes / 2:
+        shape = narrow_width(shape, budget_bytes / 2 / bpe)
     emb = embedding_params(shape) * bpe
     if emb > budget_bytes / 2:
         copies = 2 if shape.kind == "decoder" else 1

@@ -4,6 +4,12 @@ Scaling rule: keep every per-layer shape, keep as many layers as fit ``weight_bu
 (default: 5% of RAM, at most 1.5 GB, so a run takes minutes, not hours, and leaves the machine
 usable); when the embedding tables alone would take more than half that budget the vocabulary is
 cut too (recorded in the params, and the FLOP count uses the vocabulary actually run).
+
+``--quick`` is a smoke test sized by time: the weight budget is what the quick sweep can run in
+``QUICK_TIME_BUDGET_S`` at a pessimistic fraction of the detected peak (capped at 8 MB), and when one
+layer alone is over half of it the layer is narrowed too (fewer heads of the same head_dim,
+proportionally narrower hidden and MLP widths; ``shapes.narrow_width``). Every change is listed in
+the shape's ``scaled_note`` and printed.
 """
 
 from __future__ import annotations
@@ -30,6 +36,10 @@ DEFAULT_RAM_FRACTION = 0.05
 DEFAULT_BUDGET_CAP_BYTES = 1.5 * GB
 QUICK_BUDGET_BYTES = 8e6
 QUICK_IMAGE_SIZE = 64
+QUICK_TIME_BUDGET_S = 20.0  # the model part of `bench run --quick`
+QUICK_ASSUMED_EFFICIENCY = 0.05  # fraction of detected peak tiny eager shapes reach (calibrated here: ~0.05)
+TIMED_RUNS_PER_POINT = 10  # 2 warm-ups + the repetitions the quick per-point budget allows
+TRAIN_FLOPS_PER_FORWARD = 3.0  # backward = 2x forward (Kaplan et al. 2020, section 2.1)
 
 
 @dataclass(frozen=True)
@@ -63,22 +73,40 @@ def resolve_arch(name: str) -> Any:
     return get_model(name)
 
 
+def quick_weight_budget_bytes(host: HostInfo, sizes: Sizes, precision: str = "fp32") -> float:
+    """Weight bytes whose ``--quick`` sweep takes about ``QUICK_TIME_BUDGET_S``, capped at 8 MB.
+
+    A parameter costs 2 FLOPs per token per forward (Kaplan et al. 2020), and each (batch, seq) point
+    runs ``TIMED_RUNS_PER_POINT`` forwards and as many training steps (1 + 3 forwards' worth), so
+    ``params = budget_s x peak x eff / (2 x sum(b x s) x 4 x runs)``.
+    """
+    from infrafit.bench.hardware import cpu_peak_flops_per_s
+    from infrafit.units import bytes_per_element
+
+    tokens = sum(b * s for b in sizes.batch_sizes for s in sizes.seq_lens)
+    flops_per_param = 2.0 * tokens * (1.0 + TRAIN_FLOPS_PER_FORWARD) * TIMED_RUNS_PER_POINT
+    params = QUICK_TIME_BUDGET_S * cpu_peak_flops_per_s(host, "fp32") * QUICK_ASSUMED_EFFICIENCY / flops_per_param
+    return min(QUICK_BUDGET_BYTES, params * bytes_per_element(precision))
+
+
 def scaled_shape(arch: Any, host: HostInfo, *, quick: bool, layers: int | None = None,
                  weight_budget_bytes: float | None = None, precision: str = "fp32") -> sh.BenchShape:
-    """The runnable shape: the arch's per-layer shapes with as many layers as fit the budget."""
-    shape = sh.shape_from_arch(arch)
-    if shape.kind == "cnn" and quick:
-        shape = replace(shape, image_size=QUICK_IMAGE_SIZE)
-    budget = weight_budget_bytes or (QUICK_BUDGET_BYTES if quick else
+    """The runnable shape: the arch's per-layer shapes with as many layers as fit the budget
+    (``quick``: also narrower layers when one layer is over the time-derived budget)."""
+    full = sh.shape_from_arch(arch)
+    shape = replace(full, image_size=QUICK_IMAGE_SIZE) if full.kind == "cnn" and quick else full
+    budget = weight_budget_bytes or (quick_weight_budget_bytes(host, Sizes.default(True), precision) if quick else
                                      min(DEFAULT_RAM_FRACTION * host.memory_bytes, DEFAULT_BUDGET_CAP_BYTES))
     if shape.kind == "cnn":
-        return replace(shape, num_layers=min(layers or (4 if quick else shape.full_num_layers), shape.full_num_layers))
-    fitted = sh.fit_to_budget(shape, budget, precision)
+        fitted = replace(shape, num_layers=min(layers or (4 if quick else shape.full_num_layers),
+                                               shape.full_num_layers))
+    else:
+        fitted = sh.fit_to_budget(shape, budget, precision, narrow=quick)
     if layers is not None:
         if layers < 1:
             raise InputError(f"--layers must be >= 1 (got {layers})", fix="pass --layers 1 or more")
         fitted = replace(fitted, num_layers=min(layers, shape.full_num_layers))
-    return fitted
+    return replace(fitted, scaled_note=sh.scaling_note(full, fitted))
 
 
 def detect_device(host: HostInfo, device: str, memory_bytes_per_s: float, threads: int | None = None) -> Device | None:

@@ -15,7 +15,8 @@ from infrafit.errors import InputError
 
 DbOpt = Annotated[Path | None, typer.Option("--db", help="Results database (default: user data dir or INFRAFIT_DB).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="JSON on stdout.")]
-QuickOpt = Annotated[bool, typer.Option("--quick", help="Tiny sizes (seconds): smoke tests and CI.")]
+QuickOpt = Annotated[bool, typer.Option("--quick", help="Tiny sizes (seconds): smoke tests and CI; big models are "
+                                        "narrowed too (printed).")]
 
 bench_app = typer.Typer(help="Measure this machine: a scaled model, memory bandwidth, storage.", no_args_is_help=True)
 
@@ -130,6 +131,10 @@ def bench_run(
     cfg = ModelBenchConfig(_ints(batch_sizes, "--batch-sizes") or sizes.batch_sizes,
                            _ints(seq_lens, "--seq-lens") or sizes.seq_lens, precision, device, train,
                            budget_s or sizes.budget_s)
+    if shape.scaled_note:
+        from infrafit.commands.output import note
+
+        note(f"{shape.model_id} scaled to fit{' --quick' if quick else ''}: {shape.scaled_note}")
     triad_m = memory_measurement(rec.host, sizes.triad_bytes, min(cfg.budget_s, 2.0))
     rec(triad_m)
     dev = detect_device(rec.host, device, triad_m.value)
