@@ -201,7 +201,7 @@ def peak_fraction(acc, mfu_fraction: float | None, precision: str) -> float:
 
 
 def evaluate_training(workload, arch, pairs: list[tuple[Any, int]], precisions: tuple[str, ...],
-                      deadline_s: float | None, max_counts_per_acc: int = 4) -> tuple[Evaluated, dict[str, str]]:
+                      deadline_s: float | None, max_counts_per_acc: int = 3) -> tuple[Evaluated, dict[str, str]]:
     """Best layout of each (accelerator, count, precision); pruned by the ideal-time lower bound.
 
     Returns the evaluated rows and, per accelerator id, why it was pruned (with its numbers)."""
@@ -221,11 +221,13 @@ def evaluate_training(workload, arch, pairs: list[tuple[Any, int]], precisions: 
         by_acc.setdefault(acc.id, []).append((acc, n))
     for acc_id, items in by_acc.items():
         taken = 0
+        precs = [q for q in precisions if items[0][0].peak(q) > 0] or ["bf16"]
         for acc, n in items:
             if taken >= max_counts_per_acc:
                 break
             gbs = int(tr.global_batch or max(n, (max(1, round(4_000_000 / max(seq, 1))) // n) * n))
-            for p in [q for q in precisions if acc.peak(q) > 0] or ["bf16"]:
+            ran: list[tuple[float, str]] = []
+            for p in precs:
                 lb = ideal_train_s(shape, acc, n, p, seq, total)
                 if deadline_s and lb > deadline_s:
                     pruned[acc_id] = f"{n} chips need at least {lb / 86400:,.1f} days at 100 % of peak"
@@ -247,9 +249,16 @@ def evaluate_training(workload, arch, pairs: list[tuple[Any, int]], precisions: 
                              "global_batch": gbs, "notes": list(run.notes)},
                             lay.fits, float(run.time_to_train_s or np.nan), lay.memory_bytes,
                             acc.memory_bytes * USABLE_MEMORY_FRACTION, {**lay.shares, "mfu_fraction": run.mfu_fraction}))
-                taken += 1
-                if deadline_s and run.time_to_train_s and run.time_to_train_s <= deadline_s / 2:
-                    taken = max_counts_per_acc  # comfortably inside the deadline: more chips only cost more
+                if lay.fits and run.time_to_train_s:
+                    ran.append((float(run.time_to_train_s), p))
+            if not ran:
+                continue
+            taken += 1
+            # Larger counts of the same chip keep the precision that won at the smallest count (the
+            # step's compute/memory balance per chip changes little with data parallelism).
+            precs = [min(ran)[1]]
+            if deadline_s and min(ran)[0] <= deadline_s / 2:
+                break  # comfortably inside the deadline: more chips only cost more
     pruned.update({MODEL_ERROR_PREFIX + k: v for k, v in impossible.items()})
     if not out:
         return _empty(), pruned
