@@ -3,15 +3,18 @@
 Re-runnable: ``.venv/bin/python scripts/fit_profiles_llm.py [--cv] [--dry-run]``.
 
 What is fitted: the achieved fractions of peak (GEMM in prefill and decode, HBM bandwidth), the
-per-step and per-request overheads and the prefill-burst fraction, keyed ONLY by physical things
-(generation, serving stack, precision, phase, op class). A key gets its own row when the calibration
+grouped expert-GEMM factor, the GEMM tile-padding rows (``gemm_m_half``), the per-step and
+per-request overheads and the prefill-burst fraction, keyed ONLY by physical things (generation,
+serving stack, precision, phase, op class); see ``candidate_rows``. A key gets its own row when the calibration
 sets have at least ``MIN_ROWS`` rows for it; otherwise it falls back to a wider wildcard row.
 
 How: robust least squares on log(predicted / measured) (soft-L1 via iteratively reweighted
 Gauss-Newton, numerical Jacobian), parameters in log space, clipped to physical ranges
-(efficiencies in (0.02, 1], overheads in [10 us, 2 s]). Inputs: benchmarks/data/calibration.csv
+(``BOUNDS``: efficiencies at most 0.9 of peak, 0.95 of HBM bandwidth; overheads 0.1-50 ms per
+step, 1-500 ms per request). Inputs: benchmarks/data/calibration.csv
 (LLM inference rows) and benchmarks/data/latency_calibration.csv. ``--cv`` reports
-leave-one-model-out and leave-one-accelerator-out errors (the model or chip held out of the fit).
+leave-one-model-out and leave-one-accelerator-out errors (the model or chip held out of the fit;
+each fold fits from the priors on a fixed random subsample of ``CV_TRAIN_ROWS`` training rows).
 """
 
 from __future__ import annotations
@@ -36,12 +39,13 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 FIT_REPORT = ROOT / "benchmarks" / "llm_profile_fit.json"  # read by infrafit.perf.accuracy_report
 MIN_ROWS = 8
+CV_TRAIN_ROWS = 1500  # training rows per cross-validation fold (random subsample, seed 0)
 # Physical ranges: no kernel sustains more than ~90% of a datasheet peak (tensor cores) or ~95% of
 # HBM bandwidth; overheads between a CUDA-graph launch (~10 us) and a slow Python scheduler step.
 BOUNDS = {"gemm": (0.05, 0.9), "memory": (0.3, 0.95), "attention": (0.05, 0.9), "step_overhead": (1e-4, 0.05),
           "request_overhead": (1e-3, 0.5), "burst": (0.0, 1.0), "memory_reserve": (0.02, 0.5),
-          "gemm_m_half": (8.0, 512.0)}
-FITTED = {"gemm", "memory", "step_overhead", "request_overhead", "burst", "gemm_m_half"}
+          "gemm_m_half": (8.0, 512.0), "expert_gemm": (0.1, 1.0)}
+FITTED = {"gemm", "memory", "step_overhead", "request_overhead", "burst", "gemm_m_half", "expert_gemm"}
 SOURCE = "fitted by scripts/fit_profiles_llm.py on benchmarks/data/calibration.csv + latency_calibration.csv"
 
 
@@ -70,6 +74,7 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
     - per generation: decode GEMM efficiency (binds only at large batches);
     - per stack: decode-step overhead (scheduler, launches, sampling), per-request overhead and the
       prefill-burst fraction (how bunched closed-loop arrivals stay: a scheduling trait);
+    - per stack with MoE rows: the grouped expert GEMM efficiency relative to a dense GEMM's;
     - per (generation, stack) at fp4: the prefill GEMM efficiency of the fp4 kernels.
     The GEMM tile-padding rows (``gemm_m_half``) are one global value.
     """
@@ -83,6 +88,9 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
             rows.append(ProfileRow("*", s, "*", "prefill", "burst", 0.2, n, SOURCE, today))
             rows.append(ProfileRow("*", s, "*", "decode", "step_overhead", 0.003, n, SOURCE, today))
             rows.append(ProfileRow("*", s, "*", "prefill", "request_overhead", 0.02, n, SOURCE, today))
+            moe = sum(1 for c in cases if c.stack == s and c.shape.is_moe)
+            if moe >= MIN_ROWS:
+                rows.append(ProfileRow("*", s, "*", "*", "expert_gemm", 0.7, moe, SOURCE, today))
     for g, n in gen.items():
         if n < MIN_ROWS:
             continue
@@ -155,8 +163,10 @@ def run(cv: bool, dry_run: bool) -> dict:
     cases, skipped = prepare_many(rows, ctx)
     by_id = {r["row_id"]: float(r["metric_value"]) for r in rows}
     measured = np.array([by_id[c.row_id] for c in cases])
-    prior = list(base_rows())
-    profiles = Profiles(tuple(prior + candidate_rows(cases)))
+    cand = candidate_rows(cases)
+    keys = {(r.generation, r.stack, r.precision, r.phase, r.op_class) for r in cand}
+    prior = [r for r in base_rows() if (r.generation, r.stack, r.precision, r.phase, r.op_class) not in keys]
+    profiles = Profiles(tuple(prior + cand))
     ex = expand(cases, profiles)
     free = np.array([i for i, r in enumerate(profiles.rows) if r.rows_fitted > 0 and r.op_class in FITTED])
     values = fit(ex, measured, profiles, free)
@@ -182,9 +192,11 @@ def cross_validate(cases: list, measured: np.ndarray, profiles: Profiles, free: 
             if n < 50:
                 continue
             test = np.array([key(c) == g for c in cases])
-            train_cases = [c for c, t in zip(cases, test, strict=True) if not t]
-            ex_tr = expand(train_cases, profiles)
-            v = fit(ex_tr, measured[~test], profiles, free, iters=5)
+            train = np.flatnonzero(~test)
+            if len(train) > CV_TRAIN_ROWS:  # a fixed random subsample keeps each fold to seconds
+                train = np.sort(np.random.default_rng(0).choice(train, CV_TRAIN_ROWS, replace=False))
+            ex_tr = expand([cases[i] for i in train], profiles)
+            v = fit(ex_tr, measured[train], profiles, free, iters=6)
             ex_te = expand([c for c, t in zip(cases, test, strict=True) if t], profiles)
             preds[test] = evaluate(ex_te, v)
         held = np.isfinite(preds)

@@ -20,18 +20,16 @@ def calibration():
 
 def test_latency_set_predicted_and_tpot_target(latency):
     assert latency["predicted"] >= 0.9 * latency["rows"]
-    assert latency["by"]["metric_kind"]["tpot_s"]["mdape"] <= 0.16  # target 15%; measured 15.6%
+    assert latency["by"]["metric_kind"]["tpot_s"]["mdape"] <= 0.15  # issue 4 section 7
 
 
-@pytest.mark.xfail(reason="TTFT MdAPE is 30% against the 25% target: queueing of bunched prompts "
-                   "is approximated by one fitted burst fraction per stack", strict=False)
 def test_latency_set_ttft_target(latency):
     assert latency["by"]["metric_kind"]["ttft_s"]["mdape"] <= 0.25
 
 
 def test_calibration_targets(calibration):
     assert calibration["predicted"] >= 0.9 * calibration["rows"]
-    assert calibration["mdape"] <= 0.16  # target 15%
+    assert calibration["mdape"] <= 0.15  # issue 4 section 7 (all tasks)
     for family, g in calibration["by"]["accelerator_family"].items():
         if g["rows"] >= 5:
             assert g["mdape"] <= 0.25, family

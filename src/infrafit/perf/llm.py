@@ -66,6 +66,7 @@ class Setup:
     memory_reserve_fraction: np.ndarray
     prefill_burst: np.ndarray
     gemm_m_half: np.ndarray  # GEMM rows (tokens) at which a kernel reaches half its large-M efficiency
+    expert_gemm_factor: np.ndarray  # grouped (MoE expert) GEMM efficiency relative to a dense GEMM's
 
     @property
     def gpus(self) -> np.ndarray:
@@ -95,10 +96,11 @@ def kv_shards(shape: LLMShape, s: Setup) -> np.ndarray:
 def max_concurrency(shape: LLMShape, s: Setup, context_tokens: np.ndarray) -> np.ndarray:
     """Sequences of ``context_tokens`` whose KV cache fits next to the weights (per instance).
 
-    Free memory = capacity x (1 - reserve) - weights; the reserve covers activations, CUDA graphs
-    and allocator fragmentation (vLLM's ``gpu_memory_utilization`` default 0.9 leaves 10%).
+    Free memory = (capacity - weights) x (1 - reserve): the KV pool takes a fraction of what the
+    weights leave, the rest covering activations, CUDA graphs and fragmentation (TensorRT-LLM's
+    ``kv_cache_free_gpu_memory_fraction`` default 0.9 of the memory left after loading the weights).
     """
-    free = s.memory_bytes * (1.0 - s.memory_reserve_fraction) - weight_bytes_per_gpu(shape, s)
+    free = (s.memory_bytes - weight_bytes_per_gpu(shape, s)) * (1.0 - s.memory_reserve_fraction)
     per_seq = shape.kv_elements(context_tokens) * s.kv_bytes_per_element / kv_shards(shape, s)
     per_seq = per_seq * shape.beam_width
     return np.floor(np.maximum(free, 0.0) / np.maximum(per_seq, 1e-9) * s.adp)
@@ -145,10 +147,16 @@ def gemm_row_efficiency(rows: np.ndarray, m_half: np.ndarray) -> np.ndarray:
 def gemm_compute_s(
     shape: LLMShape, s: Setup, tokens: np.ndarray, eff: np.ndarray, one_group: bool = False
 ) -> np.ndarray:
-    """Compute-bound GEMM time of ``tokens`` on the busiest chip, each part at its M-dependent efficiency."""
+    """Compute-bound GEMM time of ``tokens`` on the busiest chip, each part at its M-dependent efficiency.
+
+    Routed experts run as grouped GEMMs (CUTLASS grouped GEMM, DeepGEMM, Triton fused-MoE) whose
+    efficiency is the stack's ``expert_gemm_factor`` times the dense GEMM's: per-expert scheduling,
+    token permutation and block-scaled quantisation cost extra.
+    """
     dense, routed, m_dense, m_expert = _gemm_parts(shape, s, tokens, one_group)
     t_dense = dense / (s.peak_flops_per_s * eff * gemm_row_efficiency(m_dense, s.gemm_m_half))
-    t_routed = routed / (s.peak_flops_per_s * eff * gemm_row_efficiency(m_expert, s.gemm_m_half))
+    eff_expert = eff * s.expert_gemm_factor * gemm_row_efficiency(m_expert, s.gemm_m_half)
+    t_routed = routed / (s.peak_flops_per_s * eff_expert)
     return t_dense + np.where(routed > 0, t_routed, 0.0)
 
 
