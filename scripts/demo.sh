@@ -7,5 +7,6 @@ cd "$(dirname "$0")/.."
 BIN=.venv/bin
 mkdir -p out
 $BIN/infrafit plan examples/custom-ops-training.yaml --top 4 --report out/plan.html
-$BIN/infrafit plan examples/lora-finetune-70b.yaml --top 3 --report out/plan-lora.md || [ $? -eq 3 ]
-echo "report: out/plan.html, out/plan-lora.md" >&2
+$BIN/infrafit plan examples/lora-finetune-70b.yaml --top 3 --report out/plan-lora.md
+$BIN/infrafit plan examples/tabular-xgboost.yaml --top 3 --report out/plan-tabular.md
+echo "reports: out/plan.html, out/plan-lora.md, out/plan-tabular.md" >&2
