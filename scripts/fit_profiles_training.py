@@ -197,6 +197,7 @@ def mdape_by_family(rows, ctx, profile):
 def cross_validate(rows, ctx, key: str):
     """Hold out each group of ``key``; fit on the rest; MdAPE of the held-out rows."""
     out = {}
+    rows, _, _ = make_plans(rows, ctx, TrainingProfile({}))  # groups with no predictable row are not held out
     for group in sorted({r[key] for r in rows}):
         train = [r for r in rows if r[key] != group]
         test = [r for r in rows if r[key] == group]
@@ -210,7 +211,8 @@ def cross_validate(rows, ctx, key: str):
 def write_csv(profile: TrainingProfile, n_rows: int, path: Path) -> None:
     today = dt.date.today().isoformat()
     src = ("fitted by scripts/fit_profiles_training.py to the training rows of benchmarks/data/calibration.csv "
-           "(MLPerf Training v3.1-v4.1 results, NeMo/MaxText/Neuron/Gaudi tables, Llama 3, PaLM, Megatron papers)")
+           "(MLPerf Training v3.1-v4.1 results, NeMo/MaxText/Neuron/Gaudi tables, Llama 3, PaLM, Megatron papers); "
+           "chip peaks, bandwidths and tdp_w from catalog/data/accelerators.csv")
     units = {"compute_efficiency_generation": "fraction", "compute_efficiency_class": "ratio",
              "gemm_half_width": "elements", "activation_traffic_factor": "ratio",
              "tp_comm_exposed_fraction": "fraction", "dp_overlap_fraction": "fraction", "step_overhead_s": "s",

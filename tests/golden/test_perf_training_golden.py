@@ -66,3 +66,31 @@ def test_mlperf_time_to_train(acc, count, bench, gbs, minutes):
     row = _row(accelerator_id=acc, accelerator_count=count, workload=f"mlperf-train/{bench}",
                global_batch_size=gbs, metric_kind="time_to_train_min")
     assert predict(row, Ctx()) == pytest.approx(minutes, rel=0.30)
+
+
+def test_training_rows_of_the_calibration_set_meet_the_issue_targets():
+    """Issue 4 section 7 on the training rows of benchmarks/data/calibration.csv: at least 90% predicted,
+    MdAPE at most 15% and at most 25% for every accelerator family with at least 5 rows."""
+    import csv
+    from collections import defaultdict
+    from pathlib import Path
+    from statistics import median
+
+    from infrafit.perf.types import SkipRow
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "calibration.csv"
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["task"] == "training"]
+    ctx, apes, by_family = Ctx(), [], defaultdict(list)
+    for row in rows:
+        try:
+            ape = abs(predict(row, ctx) / float(row["metric_value"]) - 1.0)
+        except SkipRow:
+            continue
+        apes.append(ape)
+        by_family[row["accelerator_family"]].append(ape)
+    assert len(apes) >= 0.9 * len(rows)
+    assert median(apes) <= 0.15
+    for family, errors in by_family.items():
+        if len(errors) >= 5:
+            assert median(errors) <= 0.25, family
