@@ -56,9 +56,43 @@ def _min_memory(text: str | None) -> float | None:
     from infrafit.units import UnitParseError, parse_bytes
 
     try:
-        return parse_bytes(text)
+        value = parse_bytes(text)
     except UnitParseError as err:
         raise InputError(f"--min-memory: {err}", fix="write a size such as 80GB or 141GiB") from None
+    if not value >= 0:
+        raise InputError(f"--min-memory {text!r}: must be >= 0", fix="write a size such as 80GB or 141GiB")
+    return value
+
+
+def _non_negative(option: str, value: float | None, example: str) -> None:
+    """Reject a negative (or NaN) numeric filter: it would silently match everything or nothing."""
+    if value is not None and not value >= 0:
+        from infrafit.errors import InputError
+
+        raise InputError(f"{option} {value}: must be >= 0", fix=f"use e.g. {option} {example}")
+
+
+KINDS = ("gpu", "tpu", "asic", "cpu")
+
+
+def _check_kind(kind: str | None) -> None:
+    if kind is not None and kind not in KINDS:
+        from infrafit.errors import InputError, suggest
+
+        raise InputError(f"--kind {kind!r} is not an accelerator kind",
+                         fix=f"use one of {', '.join(KINDS)}{suggest(kind, KINDS)}")
+
+
+def _note_if_empty(rows: list[dict[str, Any]], filters: dict[str, tuple[str | None, list[str]]]) -> None:
+    """On stderr, say which filter value matches nothing known, with close matches (the result stays empty)."""
+    if rows:
+        return
+    from infrafit.commands.output import note
+    from infrafit.errors import suggest
+
+    for option, (value, known) in filters.items():
+        if value is not None and not any(value.lower() in k.lower() for k in known):
+            note(f"no rows: {option} {value!r} matches nothing in the catalog{suggest(value, sorted(set(known)))}")
 
 
 @catalog_app.command("accelerators")
@@ -73,7 +107,11 @@ def accelerators(
     from infrafit.catalog.browse import accelerator_rows
     from infrafit.units import GB, TB, TFLOPS
 
-    rows = accelerator_rows(_catalog(), vendor=vendor, family=family, kind=kind, min_memory_bytes=_min_memory(min_memory))
+    _check_kind(kind)
+    cat = _catalog()
+    rows = accelerator_rows(cat, vendor=vendor, family=family, kind=kind, min_memory_bytes=_min_memory(min_memory))
+    accs = list(cat.accelerators.values())
+    _note_if_empty(rows, {"--vendor": (vendor, [a.vendor for a in accs]), "--family": (family, [a.family for a in accs])})
     _emit(rows, as_json, "accelerators", [
         ("id", lambda r: r["id"]), ("family", lambda r: r["family"]), ("kind", lambda r: r["kind"]),
         ("bf16 TFLOP/s", lambda r: _fmt(r["peak_flops_per_s"].get("bf16"), TFLOPS)),
@@ -102,6 +140,8 @@ def offers(
 
     if mode is not None and mode not in MODES:
         raise InputError(f"--mode {mode!r} is not a deployment mode", fix=f"use one of {', '.join(MODES)}{suggest(mode, MODES)}")
+    _non_negative("--max-usd-per-hour", max_usd_per_hour, "4.0")
+    _non_negative("--stale-days", stale_days, "180")
     rows = offer_rows(_catalog(), provider=provider, region=region, country=country, mode=mode, accelerator=accelerator,
                       family=family, max_usd_per_hour=max_usd_per_hour, stale_days=stale_days)
     _emit(rows, as_json, "offers" if stale_days is None else f"offers older than {stale_days} days", [
@@ -131,14 +171,14 @@ def hosts(
 ) -> None:
     """Cloud instance types and server builds."""
     from infrafit.catalog.browse import host_rows
-    from infrafit.units import GB
+    from infrafit.units import GB, GBIT
 
     rows = host_rows(_catalog(), provider=provider, accelerator=accelerator, family=family)
     _emit(rows, as_json, "hosts", [
         ("id", lambda r: r["id"]), ("provider", lambda r: r["provider"]),
         ("accelerators", lambda r: f"{r['accelerator_count']}x {r['accelerator_id']}"),
         ("vCPU", lambda r: _fmt(r["vcpu_count"])), ("RAM GB", lambda r: _fmt(r["ram_bytes"], GB)),
-        ("NVMe GB", lambda r: _fmt(r["nvme_bytes"], GB)), ("net Gb/s", lambda r: _fmt(r["network_bits_per_s"], 1e9)),
+        ("NVMe GB", lambda r: _fmt(r["nvme_bytes"], GB)), ("net Gb/s", lambda r: _fmt(r["network_bits_per_s"], GBIT)),
     ])
 
 

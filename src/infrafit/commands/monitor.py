@@ -34,6 +34,7 @@ def monitor_cmd(
     from infrafit.monitor.live import LiveView
     from infrafit.monitor.run import monitor
 
+    _check_options(duration, usd_per_hour, prometheus)
     command = list(ctx.args)
     if command and command[0] == "--":
         command = command[1:]
@@ -73,6 +74,23 @@ def monitor_cmd(
         _print_summary(data, stdout)
     if result.gpu_note:
         note(result.gpu_note)
+
+
+def _check_options(duration: float | None, usd_per_hour: float | None, port: int | None) -> None:
+    """Reject option values that cannot mean anything before any sampling or binding starts."""
+    import math
+
+    from infrafit.errors import InputError
+
+    if duration is not None and not (math.isfinite(duration) and duration > 0):
+        raise InputError(f"--duration {duration}: must be > 0 seconds",
+                         fix="use e.g. --duration 60, or leave it out to watch until the workload ends")
+    if usd_per_hour is not None and not (math.isfinite(usd_per_hour) and usd_per_hour >= 0):
+        raise InputError(f"--usd-per-hour {usd_per_hour}: must be a price >= 0",
+                         fix="give the machine's hourly price, e.g. --usd-per-hour 2.5")
+    if port is not None and not 1 <= port <= 65535:
+        raise InputError(f"--prometheus {port}: not a TCP port (1 to 65535)",
+                         fix="choose a free port, e.g. --prometheus 9464")
 
 
 def _offer_row(offer_id: str) -> dict:  # type: ignore[type-arg]
