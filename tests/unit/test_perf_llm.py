@@ -104,3 +104,51 @@ def test_more_concurrency_never_lowers_tpot(c, extra, isl, osl):
     b = llm.serve(L70, s, np.array([float(c + extra)]), np.array([float(isl)]), np.array([float(osl)]))
     assert b.tpot_p50_s[0] >= a.tpot_p50_s[0] - 1e-12
     assert a.tpot_p99_s[0] >= a.tpot_p50_s[0] and a.ttft_p99_s[0] >= a.ttft_p50_s[0]
+
+
+def test_gemm_row_efficiency_saturates_with_tokens():
+    m_half = np.array(64.0)
+    eff = llm.gemm_row_efficiency(np.array([1.0, 64.0, 4096.0]), m_half)
+    assert eff[1] == pytest.approx(0.5)
+    assert eff[0] < eff[1] < eff[2] < 1.0 and eff[2] > 0.98
+
+
+def test_expert_grouped_gemm_factor_slows_only_routed_compute():
+    s, _ = setup(acc=H100, tp=8, ep=8)
+    tokens = np.array([4096.0])
+    slow = replace(s, expert_gemm_factor=s.expert_gemm_factor * 0.5)
+    assert llm.gemm_compute_s(MIX, slow, tokens, s.eff_prefill_gemm)[0] > \
+        llm.gemm_compute_s(MIX, s, tokens, s.eff_prefill_gemm)[0]
+    # a dense model has no routed part: the factor changes nothing
+    assert llm.gemm_compute_s(L70, slow, tokens, s.eff_prefill_gemm)[0] == pytest.approx(
+        llm.gemm_compute_s(L70, s, tokens, s.eff_prefill_gemm)[0])
+
+
+def test_one_prompt_latency_runs_on_one_attention_group():
+    s, _, _ = build_setup([ConfigRow(B200, "fp8", "tensorrt-llm", 1, 1, 8, 8)])
+    isl = np.array([2048.0])
+    # the dense part and attention of one prompt stay on its group; its routed experts spread
+    assert llm.prefill_compute_s(MIX, s, isl, isl, one_group=True)[0] > llm.prefill_compute_s(MIX, s, isl, isl)[0]
+    dense_alone = llm.prefill_compute_s(L70, s, isl, isl, one_group=True)[0]
+    assert dense_alone == pytest.approx(8.0 * llm.prefill_compute_s(L70, s, isl, isl)[0], rel=0.05)
+
+
+def test_kv_pool_is_a_fraction_of_memory_left_after_weights():
+    s, _ = setup(acc=H100, tp=8)
+    per_seq = L70.kv_elements(2048.0) * s.kv_bytes_per_element[0] / min(8, L70.kv_shards_max)
+    free = (H100.memory_bytes - llm.weight_bytes_per_gpu(L70, s)[0]) * (1 - s.memory_reserve_fraction[0])
+    assert llm.max_concurrency(L70, s, np.array([2048.0]))[0] == np.floor(free / per_seq)
+
+
+def test_wide_moe_tp_runs_as_attention_data_parallel():
+    from infrafit.perf.rows_llm import physical_layout
+
+    gb200 = CAT.accelerator("nvidia_gb200_per_gpu")
+    ds = shape_from_arch(get_model("deepseek-r1"))
+    # 36 does not divide DeepSeek's 128 heads; MLA: attention fully data-parallel, experts over all 36
+    assert physical_layout(36, 1, 1, 1, gb200, ds) == (1, 1, 36, 36)
+    # a TP beyond one 8-GPU NVLink domain on B200 is re-read the same way
+    assert physical_layout(64, 1, 1, 8, B200, ds) == (1, 1, 64, 64)
+    # layouts that fit stay as stated; dense models are never re-read
+    assert physical_layout(8, 1, 1, 8, B200, ds) == (8, 1, 1, 8)
+    assert physical_layout(16, 1, 1, 1, B200, L70) == (16, 1, 1, 1)
