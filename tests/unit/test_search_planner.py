@@ -115,3 +115,9 @@ def test_options_marked_on_the_front_are_not_dominated(cat):
         t, m = o["front_point"]["tco_usd"], o["front_point"]["metric_value"]
         assert not any(a <= t and b <= m and (a < t or b < m) for a, b in pts)
     assert sum(f["on_front"] for f in p["front"]) >= 1
+
+
+def test_no_two_options_rent_the_same_offer_at_the_same_size(cat):
+    p = _plan(cat, top=6)
+    keys = [(o["offer_id"], o["count"]) for o in p["options"]]
+    assert len(keys) == len(set(keys)), keys

@@ -193,7 +193,7 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
     mode = part.offers["mode"].to_numpy(dtype=object)
     prov = part.offers["provider"].to_numpy(dtype=object)
     keys = [(fam[i], mode[i], prov[i]) for i in range(len(part))]
-    chosen = diverse_top(list(order), keys, top)
+    chosen = diverse_top(_distinct_offers(part, order), keys, top)
     alts = _alternatives(part, idx)
     best_tco = float(part.cost.tco_usd[chosen[0]])
     h = int(ctx["workload"].horizon_months)
@@ -215,6 +215,20 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
               "breakeven": breakeven_data(part, idx, chosen[0], ctx["workload"])}
     compared = _compared(part, idx, chosen, fam, best_tco)
     return options, charts | {"compared": compared}
+
+
+def _distinct_offers(part, order: np.ndarray) -> list[int]:
+    """``order`` without the later candidates that rent the same offer with the same chip count (they
+    differ only in precision or stack: near-copies, not alternatives)."""
+    ids = part.offers["id"].to_numpy(dtype=object)
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for i in order:
+        key = (ids[i], int(part.ev.rows[i]["count"]))
+        if key not in seen:
+            seen.add(key)
+            out.append(int(i))
+    return out
 
 
 def _compared(part, idx, chosen, fam, best_tco) -> list[dict]:
