@@ -73,6 +73,42 @@ def performance_json(part, i: int, workload, catalog) -> dict:
     }
 
 
+def _host_spec(catalog, row):
+    """The offer's host as ``perf.server.HostSpec`` (all instances of one replica; cloud vCPUs count
+    as cores, the host table's unit), or None for an unknown host."""
+    from infrafit.perf.server import HostSpec
+
+    hosts = catalog.hosts.set_index("id")
+    if row["host_id"] not in hosts.index:
+        return None
+    h, k = hosts.loc[row["host_id"]], float(row["instances_per_replica"])
+
+    def val(col: str, scale: float = 1.0) -> float | None:
+        v = h[col]
+        return float(v) * scale * k if v == v and v != "" else None
+
+    return HostSpec(cpu_cores=val("vcpu_count"), ram_bytes=val("ram_bytes"), nvme_bytes=val("nvme_bytes"),
+                    nvme_read_bytes_per_s=val("nvme_read_bytes_per_s"),
+                    network_bytes_per_s=val("network_bits_per_s", 1 / 8))
+
+
+def serving_server(workload, catalog, row, rate: float, count: int, weights_bytes: float) -> dict | None:
+    """``perf.server.size_server`` for an LLM replica serving ``rate`` requests/s on the offer's host:
+    tokenising every prompt and response on the host CPU (``text_tokenize``), the model weights in
+    RAM for loading, the responses over the network."""
+    from dataclasses import asdict
+
+    from infrafit.perf.server import HostDemand, size_server
+
+    traffic = workload.inference.traffic
+    tokens = float(traffic.input_tokens.mean if traffic.input_tokens else 0.0) + \
+        float(traffic.output_tokens.mean if traffic.output_tokens else 0.0)
+    demand = HostDemand(task="inference", items_per_s=rate, item_kind="none", tokens_per_item=tokens,
+                        model_weight_bytes=weights_bytes, accelerators=count)
+    acc = catalog.accelerator(row["accelerator_id"])
+    return asdict(size_server(demand, None, acc, count, host=_host_spec(catalog, row)))
+
+
 def estimate_shaped(part, i: int, workload, catalog) -> dict:
     """The option's performance block: ``perf.estimate.estimate`` for its configuration (memory
     breakdown, latency p50/p99, server sizing, bottleneck, time shares) with the planner's numbers
@@ -94,6 +130,16 @@ def estimate_shaped(part, i: int, workload, catalog) -> dict:
     out["at_capacity"] = {"throughput": own["throughput"], "latency": own["latency"],
                           "time_to_train_s": own["time_to_train_s"], "memory_per_accelerator_bytes":
                           own["memory"]["per_accelerator_bytes"]}
+    row = part.offers.iloc[i]
+    if out.get("server") is None and part.task == "serve" and workload.model_arch().kind == "decoder":
+        try:
+            out["server"] = serving_server(workload, catalog, row, float(part.ev.capacity[i]), int(r["count"]),
+                                           float(out["memory"].get("weights_bytes") or 0.0) * int(r["count"]))
+        except Exception as exc:  # noqa: BLE001 - the option stands without host sizing; say why
+            out["notes"] = [*out.get("notes", []), f"host sizing unavailable: {str(exc).split('. To fix')[0]}"]
+    out.setdefault("breakdown", {})
+    if not out["breakdown"].get("time_shares"):
+        out["breakdown"]["time_shares"] = own["breakdown"]["time_shares"]
     if own["time_to_train_s"] is not None:  # the headline figure is the one the plan ranked on
         out["time_to_train_s"] = own["time_to_train_s"]
     out["notes"] = list(dict.fromkeys([*out.get("notes", []), *own["notes"]]))
