@@ -87,6 +87,14 @@ def test_tabular_xgboost_lands_on_cpus():
     assert gpu_lines and all(any(ch.isdigit() for ch in e["reason"]) for e in gpu_lines)
 
 
+def test_sklearn_tabular_runs_only_on_cpus_and_says_why_not_gpus():
+    text = (EXAMPLES / "tabular-xgboost.yaml").read_text().replace("framework: xgboost", "framework: sklearn")
+    p = plan(parse_spec(text), load_catalog(), top=3)
+    assert p["options"], p["excluded"]
+    assert all(load_catalog().accelerator(o["accelerator"]).kind == "cpu" for o in p["options"])
+    assert "not supported" in " ".join(e["reason"] for e in p["excluded"] if e["what"] == "NVIDIA Hopper")
+
+
 def test_no_ranked_training_option_exceeds_its_precisions_peak():
     from infrafit.search.evaluate import peak_fraction
 
