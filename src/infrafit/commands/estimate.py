@@ -14,7 +14,7 @@ def _estimate(
     count: Annotated[int, typer.Option("--count", help="Number of accelerators.")],
     precision: Annotated[str | None, typer.Option("--precision", help="fp16|bf16|fp8|fp4|int8|int4")] = None,
     stack: Annotated[str | None, typer.Option("--stack", help="tensorrt-llm|vllm|sglang|...")] = None,
-    tp: Annotated[int, typer.Option("--tp", help="Tensor-parallel degree.")] = 1,
+    tp: Annotated[int | None, typer.Option("--tp", help="Tensor-parallel degree (default: the best layout).")] = None,
     pp: Annotated[int, typer.Option("--pp", help="Pipeline-parallel degree.")] = 1,
     ep: Annotated[int, typer.Option("--ep", help="Expert-parallel degree.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
@@ -27,13 +27,21 @@ def _estimate(
     from infrafit.units import PRECISIONS
     from infrafit.workload.spec import load_spec
 
-    if min(count, tp, pp, ep) < 1:
+    if min(count, tp or 1, pp, ep) < 1:
         raise InputError("--count, --tp, --pp and --ep must be at least 1", fix="give positive integers")
     if precision is not None and precision not in PRECISIONS:
         raise InputError(f"--precision {precision!r} is unknown", fix=f"use one of {', '.join(PRECISIONS)}")
+    from infrafit.catalog import load_catalog
+    from infrafit.perf.estimate import best_tp, choose_precision
+
     workload = load_spec(spec)
-    prec = precision or getattr(workload, "precision", None) or workload.model_arch().default_precision or "bf16"
-    est = estimate(workload, Config(accelerator, count, prec, stack, tp, pp, None, ep))
+    catalog = load_catalog()
+    acc = catalog.accelerator(accelerator)
+    prec = precision or choose_precision(workload, acc)
+    config = Config(acc.id, count, prec, stack, tp or 1, pp, None, ep)
+    if tp is None:
+        config = Config(acc.id, count, prec, stack, best_tp(workload, config, catalog), pp, None, ep)
+    est = estimate(workload, config, catalog)
     if as_json:
         print_json(est.to_json())
         return

@@ -25,17 +25,71 @@ def estimate(workload: Any, config: Config, catalog: Any = None) -> Estimate:
     cat = catalog or load_catalog()
     if config.count < 1:
         raise InputError(f"--count {config.count}: must be at least 1", fix="give the number of accelerators")
+    from infrafit.perf.whole_server import with_server
+
     task = getattr(workload, "task", "inference")
+    arch = workload.model_arch()
     if task in ("training", "fine-tuning"):
         from infrafit.perf.training import estimate_training
 
-        return estimate_training(workload, config, cat)
-    arch = workload.model_arch()
-    if arch.kind != "decoder":
+        est = estimate_training(workload, config, cat)
+    elif arch.kind != "decoder":
         from infrafit.perf.nonllm import estimate_nonllm
 
-        return estimate_nonllm(workload, config, cat)
-    return estimate_llm(workload, config, cat)
+        est = estimate_nonllm(workload, config, cat)
+    else:
+        est = estimate_llm(workload, config, cat)
+    return with_server(workload, est, arch, cat)
+
+
+#: Preference when the spec allows several precisions: inference takes the narrowest format the chip
+#: runs natively (less memory traffic per token); training takes bf16 first (the standard mixed-precision
+#: recipe), then the narrower formats the chip supports.
+_INFERENCE_ORDER = ("fp8", "int8", "bf16", "fp16", "fp4", "int4", "fp32")
+_TRAINING_ORDER = ("bf16", "fp16", "fp8", "fp32")
+
+
+def choose_precision(workload: Any, acc: Any) -> str:
+    """The precision ``estimate`` uses when none is given: allowed by the spec and native on the chip.
+
+    ``precision: auto`` means the model's own checkpoint precision when it has one, else the
+    preference order above. 4-bit formats are used only when the spec lists them.
+    """
+    training = getattr(workload, "task", "inference") in ("training", "fine-tuning")
+    if workload.precision == "auto":
+        default = workload.model_arch().default_precision
+        if default and acc.supports(default) and not training:
+            return default
+        allowed = tuple(p for p in (_TRAINING_ORDER if training else _INFERENCE_ORDER) if p not in ("fp4", "int4"))
+    else:
+        order = _TRAINING_ORDER if training else _INFERENCE_ORDER
+        allowed = tuple(p for p in order if p in workload.precision) + tuple(
+            p for p in workload.precision if p not in order)
+    for p in allowed:
+        if acc.supports(p):
+            return p
+    return allowed[0] if allowed else "bf16"
+
+
+def best_tp(workload: Any, config: Config, catalog: Any) -> int:
+    """For decoder-LLM inference with no stated layout: the tensor-parallel degree (a power of two
+    dividing the count, inside the scale-up domain) that serves the most requests/s within the SLOs,
+    as a serving engineer would choose. Other workloads keep ``config.tp``."""
+    task = getattr(workload, "task", "inference")
+    if task != "inference" or workload.model_arch().kind != "decoder":
+        return config.tp
+    acc = catalog.accelerator(config.accelerator)
+    domain = max(int(acc.scaleup_domain_size or 1), 1)
+    options = [t for t in (1, 2, 4, 8, 16, 32, 64, 72) if t <= min(config.count, domain) and config.count % t == 0]
+    if len(options) <= 1:
+        return options[0] if options else 1
+    shape = shape_from_arch(workload.model_arch())
+    stack = config.stack or default_stack(acc)
+    rows = [ConfigRow(acc, config.precision, stack, t, 1, 1, config.ep) for t in options]
+    isl, osl = lengths(workload)
+    ttft_slo, tpot_slo = slos(workload)
+    cap = llm_capacity(shape, rows, [config.count] * len(rows), isl, osl, ttft_slo, tpot_slo)
+    return options[int(np.argmax(np.where(cap.fits, cap.requests_per_s, -1.0)))]
 
 
 def _check_layout(config: Config, acc: Any) -> None:
@@ -71,7 +125,8 @@ def estimate_llm(workload: Any, config: Config, catalog: Any) -> Estimate:
     kv_per_gpu = c * float(shape.kv_elements(isl + osl)) * setup.kv_bytes_per_element[0] / (
         min(config.tp, shape.kv_shards_max) * config.pp)
     weights = float(cap.weights_bytes[0])
-    reserve = float(setup.memory_reserve_fraction[0] * acc.memory_bytes)
+    # The runtime keeps this share of the memory left after the weights (the KV pool takes the rest).
+    reserve = float(setup.memory_reserve_fraction[0] * max(acc.memory_bytes - weights, 0.0))
     fits = bool(cap.fits[0])
     kv_limited = fits and c >= float(cap.max_concurrency[0]) * 0.5
     breakdown = {key: float(v[0]) for key, v in parts.items()}

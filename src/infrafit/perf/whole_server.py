@@ -1,0 +1,97 @@
+"""Attach the whole-server sizing (``perf.server.size_server``) to any estimate.
+
+The estimators predict what the accelerators do; this module turns the workload and that
+prediction into the plain ``HostDemand`` the server sizing needs: how many items or requests flow
+through the box, what the host does per item (tokenise, decode JPEG or audio, parse rows), how
+many bytes come in and go out, the weights it stages, the dataset it reads and the checkpoints it
+writes. The verdict names the host resource that binds, when one does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from infrafit.perf.server import HostDemand, size_server
+from infrafit.perf.types import Estimate
+from infrafit.units import SECONDS_PER_MINUTE, bytes_per_element
+
+#: Bytes on the wire per text token in a request or a response (UTF-8 text plus JSON framing,
+#: about 4 characters per token; OpenAI's tokenizer guide: "1 token ~= 4 chars in English").
+BYTES_PER_TOKEN = 4.0
+#: Share of the checkpoint interval a synchronous checkpoint may stall training (a 5% budget is the
+#: usual target for checkpoint overhead; Mohan et al., CheckFreq, FAST '21).
+CHECKPOINT_STALL_SHARE = 0.05
+#: Accelerators per node for multi-node gradient traffic (HGX/DGX boxes and most TPU hosts hold 8 or fewer).
+ACCELERATORS_PER_NODE = 8
+
+_ITEM_KIND = {"cnn": "jpeg_decode_imagenet", "vit": "jpeg_decode_imagenet", "speech": "audio_decode_30s",
+              "tabular": "tabular_row_parse"}
+
+
+def _inference_demand(workload: Any, est: Estimate, arch: Any) -> HostDemand:
+    traffic = workload.inference.traffic
+    tokens_in = float(traffic.input_tokens.mean) if traffic.input_tokens is not None else 0.0
+    tokens_out = float(traffic.output_tokens.mean) if traffic.output_tokens is not None else 0.0
+    rate = est.throughput.get("requests_per_s") or est.throughput.get("samples_per_s") or 0.0
+    return HostDemand(
+        task="inference",
+        items_per_s=float(rate),
+        item_kind=_ITEM_KIND.get(arch.kind, "none"),
+        tokens_per_item=tokens_in,
+        input_bytes_per_item=tokens_in * BYTES_PER_TOKEN,
+        output_bytes_per_item=tokens_out * BYTES_PER_TOKEN,
+        model_weight_bytes=arch.weight_bytes(est.config.precision),
+        accelerators=est.config.count,
+        serving_over_network=workload.inference.mode != "batch",
+    )
+
+
+def _training_demand(workload: Any, est: Estimate, arch: Any) -> HostDemand:
+    tr = workload.training
+    samples_per_s = float(est.throughput.get("training_samples_per_s") or 0.0)
+    dataset = tr.dataset
+    dataset_bytes = float(dataset.size_bytes) if dataset is not None and dataset.size_bytes else 0.0
+    total = float(tr.total_samples or 0.0)
+    per_item = dataset_bytes / total if dataset_bytes and total else 0.0
+    location = {"object-storage": "object_storage", "nvme": "local_nvme", "network-fs": "network_fs"}.get(
+        dataset.location if dataset is not None else "object-storage", "object_storage")
+    trainable = arch.params_total() if tr.method == "full" else 0.0
+    # Full training checkpoints weights in bf16 plus fp32 master weights and two Adam moments (16 B/param,
+    # ZeRO paper); adapters checkpoint only themselves (counted as negligible here).
+    checkpoint_bytes = trainable * (bytes_per_element("bf16") + 3 * bytes_per_element("fp32"))
+    grad_bytes = trainable * bytes_per_element("bf16")
+    step_s = float(est.breakdown.get("step_time_s") or 0.0)
+    nodes = -(-est.config.count // ACCELERATORS_PER_NODE)
+    return HostDemand(
+        task=workload.task,
+        items_per_s=samples_per_s / nodes,
+        item_kind=_ITEM_KIND.get(arch.kind, "none"),
+        input_bytes_per_item=per_item,
+        model_weight_bytes=arch.weight_bytes("bf16") / max(est.config.tp * est.config.pp, 1),
+        accelerators=min(est.config.count, ACCELERATORS_PER_NODE),
+        dataset_bytes=dataset_bytes,
+        dataset_location=location,
+        checkpoint_bytes=checkpoint_bytes / nodes,
+        checkpoint_window_s=tr.checkpoint_every_minutes * SECONDS_PER_MINUTE * CHECKPOINT_STALL_SHARE,
+        gradient_bytes_per_step=grad_bytes / max(est.config.tp * est.config.pp, 1),
+        step_time_s=step_s,
+        nodes=nodes,
+    )
+
+
+def with_server(workload: Any, est: Estimate, arch: Any, catalog: Any) -> Estimate:
+    """``est`` with ``server`` filled in; when a host resource binds, it becomes the bottleneck."""
+    if est.server is not None:
+        return est
+    if getattr(workload, "task", "inference") in ("training", "fine-tuning"):
+        demand = _training_demand(workload, est, arch)
+    elif getattr(workload, "inference", None) is not None:
+        demand = _inference_demand(workload, est, arch)
+    else:
+        return est
+    acc = catalog.accelerator(est.config.accelerator)
+    server = size_server(demand, est, acc, demand.accelerators)
+    bottleneck = est.bottleneck if server.bottleneck == "accelerator" else server.bottleneck
+    breakdown = {**est.breakdown, "server_reasons": list(server.reasons)}
+    return replace(est, server=server, bottleneck=bottleneck, breakdown=breakdown)
