@@ -153,16 +153,31 @@ def write_profile(prof: NonLLMProfile, path: Path, n_rows: int) -> None:
               ("power_ref_w_per_tflops", "*", "*", prof.power_ref_w_per_tflops, "W/TFLOPS")]
     lines += [("step_overhead_s", c, "*", prof.step_overhead_s[c], "s") for c in CLASSES]
     lines += [("memory_efficiency", "*", "*", prof.memory_efficiency, "fraction")]
+    kept = _measured_rows(path)  # tree-ensemble costs are measurements, not fitted: carried over as they are
     with open(path, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["param", "op_class", "device_kind", "value", "unit", "source", "retrieved_on"])
         for param, cls, kind, value, unit in lines:
             note = src
-            if param == "eff_base" and cls == "tabular" or param == "step_overhead_s" and cls == "tabular":
+            if param == "eff_base" and cls == "tabular":
+                note = ("not used: tree ensembles are timed by tree_cycles_per_node_visit / tree_bytes_per_node_visit"
+                        " (pointer chasing, no matrix units)")
+            if param == "step_overhead_s" and cls == "tabular":
                 note = "not fitted (no calibration rows): initial assumption kept"
             if param == "memory_efficiency":
                 note = "assumption: 80% of datasheet bandwidth achievable by streaming kernels (STREAM-like)"
             w.writerow([param, cls, kind, f"{value:.6g}", unit, note, today])
+        for row in kept:
+            w.writerow(row)
+
+
+def _measured_rows(path: Path) -> list[list[str]]:
+    from infrafit.perf.nonllm_profiles import TREE_PARAMS
+
+    if not path.exists():
+        return []
+    with open(path, newline="") as fh:
+        return [list(r.values()) for r in csv.DictReader(fh) if r["param"] in TREE_PARAMS]
 
 
 def main(argv: list[str]) -> int:

@@ -136,3 +136,22 @@ def test_rows_skip_what_they_cannot_model():
         predict(row, Ctx())
     with pytest.raises(SkipRow, match="preset"):
         predict(row | {"workload": "mlperf-inf/unknown"}, Ctx())
+
+
+def test_tree_ensemble_inference_is_pointer_chasing_not_matrix_work():
+    """XGBoost-style inference: rows/s = node visits per second / visits per row, from the measured
+    47.5 cycles per visit on a CPU core (Treelite benchmark), not the AMX int8 peak."""
+    from infrafit.catalog import load_catalog
+    from infrafit.perf.nonllm import nonllm_capacity
+    from infrafit.workload.models import get_model
+
+    catalog = load_catalog()
+    xeon = catalog.accelerator("intel_xeon_8592plus")
+    model = get_model("xgboost-gbt")  # 500 trees x (depth 8 + 1 leaf) = 4,500 visits per row
+    cap = nonllm_capacity(model, [xeon], [1], "int8")
+    expected = xeon.cores * xeon.clock_hz / 47.5 / 4500.0
+    assert float(cap["offline_samples_per_s"][0]) == pytest.approx(expected, rel=0.1)
+    # Doubling the trees halves the rows per second.
+    bigger = model.model_copy(update={"num_trees": 1000})
+    cap2 = nonllm_capacity(bigger, [xeon], [1], "int8")
+    assert float(cap2["offline_samples_per_s"][0]) == pytest.approx(float(cap["offline_samples_per_s"][0]) / 2, rel=0.1)

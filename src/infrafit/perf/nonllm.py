@@ -66,6 +66,15 @@ class Devices:
     w_per_tflops: np.ndarray
     precision_used: tuple[str, ...]
     calibration: tuple[Calibration | None, ...] = ()  # per device, from the overlay (perf.calibrated)
+    core_clock_hz: np.ndarray | None = None  # CPUs: cores x clock (cycles/s per socket); NaN elsewhere
+
+    def tree_node_visits_per_s(self, profile: NonLLMProfile) -> np.ndarray:
+        """Tree-ensemble node visits per second: CPU cores x clock / cycles per visit; elsewhere the
+        memory bandwidth / bytes moved per visit (each visit is a dependent gather)."""
+        cycles = self.core_clock_hz if self.core_clock_hz is not None else np.full(len(self.ids), np.nan)
+        cpu = cycles / profile.tree_cycles_per_node_visit
+        other = self.memory_bytes_per_s * profile.memory_efficiency / profile.tree_bytes_per_node_visit
+        return np.where((self.kind == "cpu") & np.isfinite(cpu), cpu, other)
 
     def calibrated(self, field: str, default) -> np.ndarray:
         """Per device: the calibrated ``field`` where a calibration exists, else ``default``."""
@@ -95,7 +104,9 @@ def devices(accelerators: Sequence[Any], precision: str, overlay_dir: Any = None
         memory_bytes_per_s=np.array([a.memory_bytes_per_s for a in accelerators], dtype=float),
         kind=np.array([a.kind for a in accelerators], dtype=object),
         w_per_tflops=tdp / np.where(peak > 0, peak / TFLOPS, np.nan), precision_used=tuple(used),
-        calibration=tuple(calibration_for(a.id, p, overlay_dir) for a, p in zip(accelerators, used, strict=True)))
+        calibration=tuple(calibration_for(a.id, p, overlay_dir) for a, p in zip(accelerators, used, strict=True)),
+        core_clock_hz=np.array([float(a.cores) * float(a.clock_hz) if a.kind == "cpu" and a.cores else np.nan
+                                for a in accelerators]))
 
 
 def step_time_s(batch, work: SampleWork, dev: Devices, eff, profile: NonLLMProfile):
@@ -103,7 +114,10 @@ def step_time_s(batch, work: SampleWork, dev: Devices, eff, profile: NonLLMProfi
     b = np.asarray(batch, dtype=float)
     peak = dev.peak_flops_per_s[:, None]
     bw = dev.memory_bytes_per_s[:, None] * dev.calibrated("eff_memory", profile.memory_efficiency)[:, None]
-    t_c = b * work.flops / (peak * np.asarray(eff)[:, None])
+    if work.op_class == "tabular":  # node visits at the measured per-visit cost, no matrix units
+        t_c = b * work.flops / dev.tree_node_visits_per_s(profile)[:, None]
+    else:
+        t_c = b * work.flops / (peak * np.asarray(eff)[:, None])
     t_m = (work.passes * work.weight_bytes + b * work.io_bytes) / bw
     overhead = profile.overhead_s(work.op_class)
     if work.operators_per_pass > 0:  # calibrated: seconds per operator x operators per invocation

@@ -33,7 +33,9 @@ from infrafit.errors import CatalogError
 PROFILE_PATH = Path(__file__).resolve().parent.parent / "catalog" / "data" / "perf_profiles_nonllm.csv"
 COLUMNS = ("param", "op_class", "device_kind", "value", "unit", "source", "retrieved_on")
 PARAMS = ("eff_base", "device_factor_log", "power_slope", "power_ref_w_per_tflops", "step_overhead_s",
-          "memory_efficiency")
+          "memory_efficiency", "tree_cycles_per_node_visit", "tree_bytes_per_node_visit")
+#: Measured, not fitted: kept as they are when the fit script rewrites the profile.
+TREE_PARAMS = ("tree_cycles_per_node_visit", "tree_bytes_per_node_visit")
 DEVICE_KINDS = ("gpu", "cpu", "tpu", "asic")
 
 
@@ -48,6 +50,10 @@ class NonLLMProfile:
     step_overhead_s: dict[str, float]
     memory_efficiency: float = 0.8
     sources: dict[str, str] = field(default_factory=dict)
+    #: Tree ensembles are pointer-chasing, not matrix work: a CPU core spends this many cycles per
+    #: node visited; other accelerators move this many bytes of memory per node visited.
+    tree_cycles_per_node_visit: float = math.nan
+    tree_bytes_per_node_visit: float = math.nan
 
     def efficiency(self, op_class: str, kind, w_per_tflops) -> np.ndarray:
         """Achieved fraction of peak; ``kind`` and ``w_per_tflops`` may be arrays (NaN = unknown TDP)."""
@@ -94,7 +100,9 @@ def read_profile(path: Path = PROFILE_PATH) -> NonLLMProfile:
             else:
                 scalars[param] = value
     return NonLLMProfile(eff, dev, scalars.get("power_slope", 0.0), scalars.get("power_ref_w_per_tflops", 0.35),
-                         over, scalars.get("memory_efficiency", 0.8), sources)
+                         over, scalars.get("memory_efficiency", 0.8), sources,
+                         scalars.get("tree_cycles_per_node_visit", math.nan),
+                         scalars.get("tree_bytes_per_node_visit", math.nan))
 
 
 @lru_cache(maxsize=4)
