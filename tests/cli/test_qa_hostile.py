@@ -164,8 +164,6 @@ def _fill(arg: str, files: dict[str, str]) -> str:
     return arg
 
 
-@_xfail("commands/plan.py:44-48: --report into a path that cannot be written (parent is a file) exits 2 only "
-        "after the whole plan was printed on stdout; check the report path before planning")
 def test_plan_unwritable_report_prints_nothing_on_stdout(files, capsys):
     _assert_input_error(["plan", TRAINING, "--report", f"{files['plain.txt']}/out.html"], capsys,
                         expect_in_err="out.html")

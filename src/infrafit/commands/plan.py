@@ -34,6 +34,8 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
     if report is not None and report.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
         raise InputError(f"--report {report}: unknown report type {report.suffix or '(none)'!r}",
                          fix="name the file with .html or .md")
+    if report is not None:
+        _check_writable(report)
     workload = load_spec(spec)
     result = plan(workload, load_catalog(), objective=objective, top=top)
     if json_out:
@@ -55,3 +57,16 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
         raise NoFeasibleOption(f"no option meets the hard constraints of {spec.name} ({reasons})",
                                fix="relax an SLO, the deadline, the budget, placement or allowed deployments")
     return result
+
+
+def _check_writable(report: Path) -> None:
+    """Refuse a report path that cannot be written before any planning output (exit 2)."""
+    import os
+
+    from infrafit.errors import InputError
+
+    parent = report.parent if str(report.parent) else Path(".")
+    if report.is_dir() or not parent.is_dir() or not os.access(parent, os.W_OK):
+        why = "is a directory" if report.is_dir() else f"its folder {parent} does not exist or is not writable"
+        raise InputError(f"--report {report}: cannot write the report ({why})",
+                         fix="give a file path in an existing, writable folder")
