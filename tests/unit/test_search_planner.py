@@ -121,3 +121,16 @@ def test_no_two_options_rent_the_same_offer_at_the_same_size(cat):
     p = _plan(cat, top=6)
     keys = [(o["offer_id"], o["count"]) for o in p["options"]]
     assert len(keys) == len(set(keys)), keys
+
+
+def test_component_prices_without_a_host_are_not_planned():
+    """A GPU-only part of a VM price or a bare baseboard (host_included false) would understate TCO."""
+    from infrafit.search.offers import filter_offers
+
+    catalog = load_catalog(overlay_dir="")
+    parts = set(catalog.offers.loc[~catalog.offers["host_included"], "id"])
+    assert parts, "the built-in catalog has component prices to exclude"
+    workload = parse_spec(BASE.format(extra=""))
+    kept = filter_offers(catalog, workload, ("cloud", "dedicated", "on_prem"), (), ())
+    assert not parts & set(kept.kept["id"])
+    assert len(kept.kept) == len(catalog.offers) - len(parts)

@@ -85,18 +85,23 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
     excluded_providers = {_slug(p) for p in workload.deployment.exclude_providers}
     provider_ok = ~offers["provider"].map(_slug).isin(excluded_providers).to_numpy()
     place_ok = residency_mask(offers, regions, countries)
-    keep = mode_ok & provider_ok & place_ok
+    # A price without its host (a GPU-only part of a cloud VM, a bare baseboard) is a component, not
+    # something a team can deploy at that price: planning on it would understate the cost.
+    complete = offers["host_included"].fillna(True).astype(bool).to_numpy() if "host_included" in offers \
+        else np.ones(len(offers), bool)
+    keep = mode_ok & provider_ok & place_ok & complete
     lines = []
     for family, rows in offers.groupby("family", sort=True):
         idx = rows.index.to_numpy()
         if keep[idx].any():
             continue
         lines.append({"what": family, "reason": _family_reason(rows, mode_ok[idx], provider_ok[idx],
-                                                               place_ok[idx], allowed_kinds, regions, countries)})
+                                                               place_ok[idx], complete[idx], allowed_kinds,
+                                                               regions, countries)})
     return OfferFilter(offers[keep].reset_index(drop=True), lines)
 
 
-def _family_reason(rows, mode_ok, provider_ok, place_ok, allowed_kinds, regions, countries) -> str:
+def _family_reason(rows, mode_ok, provider_ok, place_ok, complete, allowed_kinds, regions, countries) -> str:
     n = len(rows)
     if not mode_ok.any():
         modes = sorted(set(rows["mode"]))
@@ -104,6 +109,10 @@ def _family_reason(rows, mode_ok, provider_ok, place_ok, allowed_kinds, regions,
                 f"it is sold as {', '.join(modes)}")
     if not (mode_ok & provider_ok).any():
         return f"all {int(mode_ok.sum())} offers in allowed modes come from excluded providers"
+    if (mode_ok & provider_ok & place_ok).any():
+        n_part = int((mode_ok & provider_ok & place_ok).sum())
+        return (f"its {n_part} allowed offers are component prices without a host (a GPU-only part of a VM "
+                "price, or a bare baseboard); add a complete price with --catalog-dir")
     where = ", ".join(list(regions) + list(countries))
     sub = rows[mode_ok & provider_ok]
     return f"no offer inside the residency constraint ({where}); its {len(sub)} offers are in {_where(sub)}"
