@@ -105,8 +105,15 @@ def devices(accelerators: Sequence[Any], precision: str, overlay_dir: Any = None
         kind=np.array([a.kind for a in accelerators], dtype=object),
         w_per_tflops=tdp / np.where(peak > 0, peak / TFLOPS, np.nan), precision_used=tuple(used),
         calibration=tuple(calibration_for(a.id, p, overlay_dir) for a, p in zip(accelerators, used, strict=True)),
-        core_clock_hz=np.array([float(a.cores) * float(a.clock_hz) if a.kind == "cpu" and a.cores else np.nan
-                                for a in accelerators]))
+        core_clock_hz=np.array([_core_cycles_per_s(a) for a in accelerators]))
+
+
+def _core_cycles_per_s(acc: Any) -> float:
+    """Cores x clock of a CPU (NaN for other chips, or when the catalog row lacks either)."""
+    cores, clock = getattr(acc, "cores", None), getattr(acc, "clock_hz", None)
+    if acc.kind != "cpu" or not cores or clock is None or clock != clock:
+        return float("nan")
+    return float(cores) * float(clock)
 
 
 def step_time_s(batch, work: SampleWork, dev: Devices, eff, profile: NonLLMProfile):
