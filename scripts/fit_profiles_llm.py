@@ -210,8 +210,8 @@ def write(rows: tuple[ProfileRow, ...]) -> None:
         w = csv.writer(fh)
         w.writerow(PROFILE_COLUMNS)
         for r in rows:
-            w.writerow([r.generation, r.stack, r.precision, r.phase, r.op_class, f"{r.value:.6g}", r.rows_fitted,
-                        r.source, r.retrieved_on])
+            w.writerow([r.generation, r.stack, r.precision, r.phase, r.op_class, f"{r.value:.6g}", r.unit,
+                        r.rows_fitted, r.source, r.retrieved_on])
 
 
 def main(argv: list[str] | None = None) -> int:

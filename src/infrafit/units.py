@@ -29,6 +29,11 @@ TFLOPS: Final = 1e12
 PFLOPS: Final = 1e15
 GBIT: Final = 1e9  # bits
 BITS_PER_BYTE: Final = 8.0
+HZ_PER_MHZ: Final = 1e6  # /proc/cpuinfo reports clocks in MHz
+
+# --- counts (per-unit prices: USD per 1M tokens, per 1k requests) ---------------------------------
+PER_THOUSAND: Final = 1e3
+PER_MILLION: Final = 1e6
 
 # --- time ----------------------------------------------------------------------------------------
 MS: Final = 1e-3

@@ -84,14 +84,7 @@ def _unitless_numeric_columns(path: Path) -> list[str]:
     return bad
 
 
-LLM_PROFILES_NO_UNIT = pytest.mark.xfail(
-    strict=True, reason="catalog/data/perf_profiles_llm.csv: numeric column `value` has no unit column "
-    "(the nonllm/training/server profile files have `unit`); add `unit` (fraction, s, ...) per row")
-
-
-@pytest.mark.parametrize(
-    "path", [pytest.param(p, marks=LLM_PROFILES_NO_UNIT) if p.name == "perf_profiles_llm.csv" else p
-             for p in CSV_FILES], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", CSV_FILES, ids=lambda p: p.name)
 def test_csv_numeric_headers_carry_units(path):
     bad = _unitless_numeric_columns(path)
     assert not bad, f"{path.name}: numeric columns without a unit in the name: {bad}"
@@ -111,6 +104,27 @@ def test_unit_rule_catches_a_unitless_header(tmp_path):
     path = tmp_path / "x.csv"
     path.write_text("id,memory,memory_bytes,source,retrieved_on\na,80,8e10,s,2025-01-01\n")
     assert _unitless_numeric_columns(path) == ["memory"]
+
+
+def test_llm_profiles_unit_column_is_read_and_checked(tmp_path):
+    """perf_profiles_llm.csv carries a unit per row (fixed by the op class); a wrong unit is refused,
+    a file without the column (an older overlay) is still read with the same values."""
+    from infrafit.errors import CatalogError
+    from infrafit.perf.profiles import OP_CLASS_UNITS, _parse, default_profiles_path
+
+    rows = list(csv.DictReader(default_profiles_path().open(newline="", encoding="utf-8")))
+    assert rows and all(r["unit"] == OP_CLASS_UNITS[r["op_class"]] for r in rows)
+    parsed = _parse(default_profiles_path())
+    assert [p.unit for p in parsed] == [r["unit"] for r in rows]
+    header = [c for c in rows[0] if c != "unit"]
+    no_unit = tmp_path / "no_unit.csv"
+    no_unit.write_text(",".join(header) + "\n" + "*,*,*,*,step_overhead,0.004,3,s,2026-01-01\n")
+    assert _parse(no_unit)[0].value == 0.004 and _parse(no_unit)[0].unit == "s"
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text(",".join([*header[:6], "unit", *header[6:]]) + "\n"
+                     + "*,*,*,*,step_overhead,0.004,ms,3,s,2026-01-01\n")
+    with pytest.raises(CatalogError, match="wrong.csv:2 unit"):
+        _parse(wrong)
 
 
 def test_package_never_reads_the_shared_reference_folder():

@@ -17,6 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from infrafit.units import HZ_PER_MHZ
+
 #: ISA flags from /proc/cpuinfo that matter for ML kernels.
 INTERESTING_FLAGS = (
     "sse2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16", "avx512_vnni",
@@ -139,7 +141,7 @@ def detect_host(cpuinfo_path: str = "/proc/cpuinfo") -> HostInfo:
         cpu_family=int(info["family"]),
         logical_cores=logical,
         physical_cores=min(physical, logical),
-        clock_hz=float(info["mhz"]) * 1e6,
+        clock_hz=float(info["mhz"]) * HZ_PER_MHZ,
         isa_flags=tuple(f for f in INTERESTING_FLAGS if f in info["flags"]),
         memory_bytes=_memory_bytes(),
         torch_threads=threads,

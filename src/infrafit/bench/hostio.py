@@ -25,8 +25,9 @@ import numpy as np
 
 from infrafit.bench.stats import Timing, time_repeated
 from infrafit.errors import InputError
+from infrafit.units import MiB
 
-BLOCK_BYTES = 8 * 2**20  # 8 MiB sequential blocks (aligned for O_DIRECT)
+BLOCK_BYTES = int(8 * MiB)  # 8 MiB sequential blocks (aligned for O_DIRECT)
 ALIGN = 4096
 
 
@@ -64,7 +65,8 @@ def triad(array_bytes: float, *, budget_s: float = 3.0, min_reps: int = 5) -> tu
 def _aligned_buffer(size: int) -> mmap.mmap:
     """Page-aligned memory (mmap is page-aligned), as O_DIRECT requires; filled with random bytes."""
     buf = mmap.mmap(-1, size)
-    buf.write(os.urandom(min(size, 2**20)) * (size // min(size, 2**20)))
+    chunk = min(size, int(MiB))
+    buf.write(os.urandom(chunk) * (size // chunk))
     return buf
 
 

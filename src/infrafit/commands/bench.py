@@ -114,9 +114,12 @@ def bench_run(
     as_json: JsonOpt = False,
 ) -> None:
     """Run the scaled model (inference sweep + training steps) after a memory triad; store everything."""
+    from infrafit.bench.models import DTYPES
+    from infrafit.bench.options import positive_int, positive_seconds
     from infrafit.bench.runner import ModelBenchConfig
     from infrafit.bench.suite import (
         Sizes,
+        check_device,
         detect_device,
         memory_measurement,
         resolve_arch,
@@ -125,11 +128,17 @@ def bench_run(
     )
 
     sizes = Sizes.default(quick)
+    if precision not in DTYPES:
+        raise InputError(f"--precision {precision!r} is not runnable by bench run",
+                         fix=f"use one of {', '.join(DTYPES)} (int8 is covered by check-model)")
+    check_device(device)
+    positive_int(layers, "--layers")
+    positive_seconds(budget_s, "--budget-s")
+    batches, seqs = _ints(batch_sizes, "--batch-sizes"), _ints(seq_lens, "--seq-lens")
     arch = resolve_arch(model)
     rec = _Recorder(db, f"bench run {model}")
     shape = scaled_shape(arch, rec.host, quick=quick, layers=layers, precision=precision)
-    cfg = ModelBenchConfig(_ints(batch_sizes, "--batch-sizes") or sizes.batch_sizes,
-                           _ints(seq_lens, "--seq-lens") or sizes.seq_lens, precision, device, train,
+    cfg = ModelBenchConfig(batches or sizes.batch_sizes, seqs or sizes.seq_lens, precision, device, train,
                            budget_s or sizes.budget_s)
     if shape.scaled_note:
         from infrafit.commands.output import note
@@ -151,13 +160,12 @@ def bench_memory(
     quick: QuickOpt = False, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Host memory bandwidth: a STREAM-style triad a = b + s*c."""
+    from infrafit.bench.options import positive_bytes
     from infrafit.bench.suite import Sizes, memory_measurement
-    from infrafit.units import UnitParseError, parse_bytes
 
-    try:
-        nbytes = Sizes.default(True).triad_bytes if quick else parse_bytes(size)
-    except UnitParseError as exc:
-        raise InputError(str(exc), fix="pass --size like 256MB or 1GiB") from None
+    nbytes = positive_bytes(size, "--size")
+    if quick:
+        nbytes = Sizes.default(True).triad_bytes
     rec = _Recorder(db, "bench memory")
     rec(memory_measurement(rec.host, nbytes, 0.5 if quick else 3.0))
     _show(rec.result(), as_json)
@@ -171,15 +179,13 @@ def bench_storage(
     quick: QuickOpt = False, db: DbOpt = None, as_json: JsonOpt = False,
 ) -> None:
     """Sequential write/read throughput (page cache bypassed where possible) and an fsync'd checkpoint."""
+    from infrafit.bench.options import positive_bytes
     from infrafit.bench.suite import Sizes, storage_measurements
-    from infrafit.units import UnitParseError, parse_bytes
 
     sizes = Sizes.default(quick)
-    try:
-        seq = sizes.storage_bytes if quick else parse_bytes(size)
-        ckpt = sizes.checkpoint_bytes if quick else parse_bytes(checkpoint_size)
-    except UnitParseError as exc:
-        raise InputError(str(exc), fix="pass sizes like 256MB or 1GiB") from None
+    seq, ckpt = positive_bytes(size, "--size"), positive_bytes(checkpoint_size, "--checkpoint-size")
+    if quick:
+        seq, ckpt = sizes.storage_bytes, sizes.checkpoint_bytes
     rec = _Recorder(db, f"bench storage {path}")
     for m in storage_measurements(path, seq, ckpt, reps=2 if quick else 3):
         rec(m)
@@ -195,13 +201,20 @@ def bench_history(
     limit: Annotated[int | None, typer.Option(help="Newest N rows.")] = None,
 ) -> None:
     """List stored measurements; export them as JSON or CSV."""
+    from infrafit.bench.options import output_file, positive_int, write_error
     from infrafit.bench.results import export_csv, history
     from infrafit.commands.output import note, print_json, stdout
     from infrafit.store import connect
 
+    positive_int(limit, "--limit", example="20")
+    if csv_file is not None:
+        output_file(csv_file, "--csv")
     rows = history(connect(db), run_id=run, kind=kind, limit=limit)
     if csv_file is not None:
-        export_csv(rows, csv_file)
+        try:
+            export_csv(rows, csv_file)
+        except OSError as exc:
+            raise write_error(exc, csv_file, "--csv") from None
         note(f"wrote {len(rows)} rows to {csv_file}")
     if as_json:
         print_json({"rows": rows})
@@ -225,13 +238,18 @@ def calibrate_cmd(
 ) -> None:
     """Fit this machine's efficiency from stored bench runs; write a catalog overlay; report MdAPE before/after."""
     from infrafit.bench.calibrate import calibrate_rows, write_overlay
+    from infrafit.bench.options import output_dir, write_error
     from infrafit.bench.results import history
     from infrafit.commands.output import print_json, stdout
     from infrafit.store import connect
 
+    output_dir(out, "--out")
     rows = history(connect(db))
     fits = calibrate_rows(rows)
-    written = write_overlay(out, fits, rows)
+    try:
+        written = write_overlay(out, fits, rows)
+    except OSError as exc:
+        raise write_error(exc, out, "--out") from None
     result = {"fits": fits, "written": [str(p) for p in written], "catalog_dir": str(out)}
     if as_json:
         print_json(result)
@@ -258,9 +276,12 @@ def check_model_cmd(
     from infrafit.bench.check_model import PRECISIONS, RUNTIMES, coverage, graph_ops, precision_consistency
     from infrafit.bench.hardware import detect_host
     from infrafit.bench.models import build_model, make_inputs
+    from infrafit.bench.options import positive_int
     from infrafit.bench.suite import resolve_arch, scaled_shape
     from infrafit.commands.output import print_json, stdout
 
+    positive_int(batch, "--batch", example="4")
+    positive_int(seq_len, "--seq-len", example="32")
     precs, runtimes = _names(precisions, PRECISIONS, "precision"), _names(targets, RUNTIMES, "target")
     shape = scaled_shape(resolve_arch(model), detect_host(), quick=quick, layers=1 if quick else 2)
     net = build_model(shape)

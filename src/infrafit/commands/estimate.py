@@ -37,6 +37,8 @@ def _estimate(
     workload = load_spec(spec)
     catalog = load_catalog()
     acc = catalog.accelerator(accelerator)
+    stack = resolve_stack(catalog, stack, acc, workload.task) if stack is not None else None
+    check_ep(ep, count, workload.model_arch())
     prec = precision or choose_precision(workload, acc)
     config = Config(acc.id, count, prec, stack, tp or 1, pp, None, ep)
     if tp is None:
@@ -48,6 +50,54 @@ def _estimate(
     _print_estimate(est.to_json())
     for n in est.notes:
         note(f"note: {n}")
+
+
+def resolve_stack(catalog, name: str, acc, task: str) -> str:
+    """The catalog id of stack ``name`` (an id or alias from stacks.csv), refused when the stack does not
+    run on the accelerator's family or the workload's task."""
+    from infrafit.errors import InputError, suggest
+
+    table = catalog.stacks
+    names: dict[str, str] = {}
+    for sid, aliases in zip(table["id"], table["aliases"].fillna(""), strict=True):
+        names[str(sid).lower()] = str(sid)
+        names.update({a.strip().lower(): str(sid) for a in str(aliases).split(";") if a.strip()})
+    sid = names.get(name.strip().lower())
+    if sid is None:
+        raise InputError(f"--stack {name!r} is unknown{suggest(name, names)}",
+                         fix=f"use one of {', '.join(map(str, table['id']))} (see `infrafit catalog stacks`)")
+    row = table[table["id"] == sid].iloc[0]
+    families = [f.strip() for f in str(row["families"]).split(";") if f.strip()]
+    if acc.family not in families:
+        raise InputError(f"--stack {name}: {row['name']} does not run on {acc.id} ({acc.family}); "
+                         f"it supports {', '.join(families)}",
+                         fix="pick a stack that supports this accelerator family (`infrafit catalog stacks`) "
+                             "or leave --stack out for the default")
+    stack_task = "training" if task in ("training", "fine-tuning") else "inference"
+    tasks = [t.strip() for t in str(row["tasks"]).split(";") if t.strip()]
+    if tasks and stack_task not in tasks:
+        raise InputError(f"--stack {name}: {row['name']} is for {', '.join(tasks)}, not {task}",
+                         fix="pick a stack made for this task (`infrafit catalog stacks`) or leave --stack out")
+    return sid
+
+
+def check_ep(ep: int, count: int, arch) -> None:
+    """Expert parallelism shards a MoE model's experts over ``ep`` of the ``count`` accelerators:
+    ``ep`` must divide the count, and (when > 1) the model must have experts that ``ep`` divides."""
+    from infrafit.errors import InputError
+
+    if ep == 1:
+        return
+    experts = int(getattr(arch, "num_experts", None) or 0)
+    if count % ep:
+        raise InputError(f"--ep {ep} does not divide --count {count}",
+                         fix="give an expert-parallel degree that divides the accelerator count")
+    if experts <= 1:
+        raise InputError(f"--ep {ep}: {arch.id} is a dense model with no experts to shard",
+                         fix="leave --ep at 1 for dense models")
+    if experts % ep:
+        raise InputError(f"--ep {ep} does not divide the {experts} experts of {arch.id}",
+                         fix="give an expert-parallel degree that divides the number of experts")
 
 
 def _print_estimate(data: dict) -> None:

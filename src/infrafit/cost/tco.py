@@ -18,7 +18,7 @@ from infrafit.cost.offers import OfferArrays
 from infrafit.cost.params import BREAKDOWN_KEYS, CostParams
 from infrafit.cost.storage_egress import StorageNeeds, response_bytes, storage_usd, tiered_cost
 from infrafit.errors import InputError
-from infrafit.units import GB
+from infrafit.units import GB, PER_MILLION, PER_THOUSAND
 
 ONE_TIME_KEYS = ("migration_usd", "setup_usd")
 
@@ -77,8 +77,8 @@ class CostResult:
         with np.errstate(divide="ignore", invalid="ignore"):
             per_run = tco / runs if runs > 0 else np.full_like(tco, np.nan)
             return {
-                "usd_per_1m_output_tokens": tco / tokens * 1e6 if tokens > 0 else np.full_like(tco, np.nan),
-                "usd_per_1k_requests": tco / requests * 1e3 if requests > 0 else np.full_like(tco, np.nan),
+                "usd_per_1m_output_tokens": tco / tokens * PER_MILLION if tokens > 0 else np.full_like(tco, np.nan),
+                "usd_per_1k_requests": tco / requests * PER_THOUSAND if requests > 0 else np.full_like(tco, np.nan),
                 "usd_per_training_run": per_run,
                 "usd_per_epoch": per_run / d.epochs_per_run if d.epochs_per_run > 0 else np.full_like(tco, np.nan),
             }

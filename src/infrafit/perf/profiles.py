@@ -14,6 +14,12 @@ Op classes and their units:
 - ``request_overhead`` (seconds per request: tokenisation, scheduling, first-token return)
 - ``link_latency`` (seconds per collective hop) with phase ``scaleup`` / ``scaleout``
 - ``memory_reserve`` (fraction of device memory kept for activations, graphs and fragmentation)
+- ``burst`` (fraction: how bunched closed-loop prefill arrivals stay)
+- ``expert_gemm`` (ratio: grouped MoE expert-GEMM efficiency over a dense GEMM's)
+- ``gemm_m_half`` (tokens: the GEMM rows at which a kernel reaches half its large-M efficiency)
+
+The file's ``unit`` column names each row's unit; it is fixed by the op class (``OP_CLASS_UNITS``), and
+a row whose unit disagrees is refused. A file without the column (an older overlay) is still read.
 """
 
 from __future__ import annotations
@@ -27,8 +33,17 @@ from pathlib import Path
 from infrafit.errors import CatalogError
 
 PROFILE_COLUMNS = (
-    "generation", "stack", "precision", "phase", "op_class", "value", "rows_fitted", "source", "retrieved_on",
+    "generation", "stack", "precision", "phase", "op_class", "value", "unit", "rows_fitted", "source",
+    "retrieved_on",
 )
+#: Columns a profiles file must have (``unit`` may be absent: it follows from the op class).
+REQUIRED_COLUMNS = tuple(c for c in PROFILE_COLUMNS if c != "unit")
+#: The unit of ``value`` for each op class (see the module docstring).
+OP_CLASS_UNITS = {
+    "gemm": "fraction", "attention": "fraction", "memory": "fraction", "memory_reserve": "fraction",
+    "burst": "fraction", "expert_gemm": "ratio", "gemm_m_half": "tokens", "step_overhead": "s",
+    "request_overhead": "s", "link_latency": "s",
+}
 KEYS = ("generation", "stack", "precision", "phase", "op_class")
 
 
@@ -44,6 +59,11 @@ class ProfileRow:
     source: str
     retrieved_on: str
 
+    @property
+    def unit(self) -> str:
+        """The unit of ``value`` (``OP_CLASS_UNITS``; empty for an op class this module does not know)."""
+        return OP_CLASS_UNITS.get(self.op_class, "")
+
 
 def default_profiles_path() -> Path:
     return Path(str(resources.files("infrafit.catalog") / "data" / "perf_profiles_llm.csv"))
@@ -53,7 +73,7 @@ def _parse(path: Path) -> tuple[ProfileRow, ...]:
     rows: list[ProfileRow] = []
     with path.open(newline="") as fh:
         reader = csv.DictReader(fh)
-        missing = [c for c in PROFILE_COLUMNS if c not in (reader.fieldnames or [])]
+        missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
             raise CatalogError(
                 f"{path}: missing columns {', '.join(missing)}",
@@ -66,12 +86,21 @@ def _parse(path: Path) -> tuple[ProfileRow, ...]:
                 raise CatalogError(
                     f"{path}:{line} value: not a number ({rec['value']!r})", fix="write a plain number"
                 ) from None
-            rows.append(ProfileRow(
+            row = ProfileRow(
                 *(rec[k].strip() or "*" for k in KEYS), value=value,
                 rows_fitted=int(float(rec["rows_fitted"] or 0)), source=rec["source"],
                 retrieved_on=rec["retrieved_on"],
-            ))
+            )
+            _check_unit(path, line, row, (rec.get("unit") or "").strip())
+            rows.append(row)
     return tuple(rows)
+
+
+def _check_unit(path: Path, line: int, row: ProfileRow, unit: str) -> None:
+    """A row's ``unit`` (when given) must be its op class's unit."""
+    if unit and row.unit and unit != row.unit:
+        raise CatalogError(f"{path}:{line} unit: {row.op_class} values are in {row.unit}, not {unit!r}",
+                           fix=f"write unit {row.unit} (or leave it empty) for op class {row.op_class}")
 
 
 @lru_cache(maxsize=8)

@@ -65,16 +65,26 @@ def _predictor(task: str, kind: str) -> Predictor | None:
 
 
 def read_rows(path: str | Path) -> list[dict[str, str]]:
+    """The rows of a CSV in the canonical schema; bad files raise ``InputError`` naming the file."""
     p = Path(path)
+    fix = "give the path of a CSV in the canonical calibration schema"
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory, not a CSV file", fix=fix)
     if not p.is_file():
-        raise InputError(f"{p}: no such file", fix="give the path of a CSV in the canonical calibration schema")
-    with p.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise InputError(f"{p}: missing columns {', '.join(missing)}",
-                             fix="use the canonical schema (see docs/performance.md, 'validate')")
-        return [dict(r) for r in reader]
+        raise InputError(f"{p}: no such file", fix=fix)
+    try:
+        with p.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise InputError(f"{p}: missing columns {', '.join(missing)}",
+                                 fix="use the canonical schema (see docs/performance.md, 'validate')")
+            return [dict(r) for r in reader]
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{p}: not UTF-8 text (byte {exc.start}: {exc.reason})",
+                         fix="save the CSV as UTF-8") from None
+    except (OSError, csv.Error) as exc:
+        raise InputError(f"{p}: cannot be read as CSV ({exc})", fix=fix) from None
 
 
 def _measured(row: dict[str, str]) -> float | None:
