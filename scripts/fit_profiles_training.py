@@ -26,7 +26,14 @@ import numpy as np
 
 from infrafit.catalog import load_catalog
 from infrafit.perf.rows_training import RowPlan, plan_row, predict_with
-from infrafit.perf.training_profile import COLUMNS, DEFAULTS, PROFILE_FILE, TrainingProfile
+from infrafit.perf.training_profile import (
+    COLUMNS,
+    COMPUTE_EFFICIENCY_MAX,
+    COMPUTE_EFFICIENCY_MAX_SOURCE,
+    DEFAULTS,
+    PROFILE_FILE,
+    TrainingProfile,
+)
 from infrafit.perf.training_step import Constants, combine
 from infrafit.perf.types import SkipRow
 from infrafit.workload.models import resolve_model
@@ -91,7 +98,8 @@ class Problem:
         self.e_idx = np.array([self.e_gens.index(p.generation) if p.generation in self.e_gens else -1 for p in plans])
 
     def x0(self) -> np.ndarray:
-        base = [np.log(DEFAULTS["compute_efficiency_generation"])] * self.n_g + [0.0] * self.n_c
+        base = [_logit(DEFAULTS["compute_efficiency_generation"] / COMPUTE_EFFICIENCY_MAX)] * self.n_g
+        base += [0.0] * self.n_c
         over = [np.log(DEFAULTS["step_overhead_s"])] * len(ALL_CLASSES)
         glob = [np.log(DEFAULTS[k]) if k not in FRACTIONS else _logit(DEFAULTS[k]) for k in GLOBALS]
         energy = [np.log(ENERGY_PRIOR_J)] * len(self.e_gens)
@@ -99,7 +107,7 @@ class Problem:
 
     def unpack(self, x: np.ndarray):
         n = self.n_g + self.n_c
-        e_gen = np.exp(x[: self.n_g])
+        e_gen = COMPUTE_EFFICIENCY_MAX * _sigmoid(x[: self.n_g])  # bounded by the physical ceiling
         e_cls = np.exp(x[self.n_g: n])
         over = np.exp(x[n: n + len(ALL_CLASSES)])
         n2 = n + len(ALL_CLASSES) + len(GLOBALS)
@@ -116,6 +124,7 @@ class Problem:
     def predict(self, x: np.ndarray) -> np.ndarray:
         e_gen, e_cls, over, g, energy = self.unpack(x)
         eff = e_gen[self.g_idx] * np.where(self.c_idx >= 0, e_cls[np.maximum(self.c_idx, 0)], 1.0)
+        eff = np.minimum(eff, COMPUTE_EFFICIENCY_MAX)
         k = Constants(eff, g["gemm_half_width"], g["activation_traffic_factor"], g["tp_comm_exposed_fraction"],
                       g["dp_overlap_fraction"], over[self.all_idx], self.energy_rows(energy))
         step = combine(self.raw, k).total_s
@@ -132,8 +141,9 @@ def _logit(p: float) -> float:
     return float(np.log(p / (1 - p)))
 
 
-def _sigmoid(v: float) -> float:
-    return float(1 / (1 + np.exp(-v)))
+def _sigmoid(v):
+    out = 1 / (1 + np.exp(-np.asarray(v, dtype=float)))
+    return float(out) if out.ndim == 0 else out
 
 
 def adam(f, x: np.ndarray, steps: int = 1500, lr: float = 0.05, h: float = 1e-4) -> np.ndarray:
@@ -152,6 +162,7 @@ def to_profile(prob: Problem, x: np.ndarray) -> TrainingProfile:
     e_gen, e_cls, over, glob, energy = prob.unpack(x)
     seen = {ALL_CLASSES[i] for i in set(prob.all_idx.tolist())}
     values = {("compute_efficiency_generation", g, "*"): float(e) for g, e in zip(prob.gens, e_gen, strict=True)}
+    values[("compute_efficiency_max", "*", "*")] = COMPUTE_EFFICIENCY_MAX
     values[("compute_efficiency_generation", "*", "*")] = float(np.median(e_gen))
     values[("compute_efficiency_class", "*", "transformer")] = 1.0
     values.update({("compute_efficiency_class", "*", c): float(e) for c, e in zip(prob.classes, e_cls, strict=True)
@@ -213,7 +224,7 @@ def write_csv(profile: TrainingProfile, n_rows: int, path: Path) -> None:
     src = ("fitted by scripts/fit_profiles_training.py to the training rows of benchmarks/data/calibration.csv "
            "(MLPerf Training v3.1-v4.1 results, NeMo/MaxText/Neuron/Gaudi tables, Llama 3, PaLM, Megatron papers); "
            "chip peaks, bandwidths and tdp_w from catalog/data/accelerators.csv")
-    units = {"compute_efficiency_generation": "fraction", "compute_efficiency_class": "ratio",
+    units = {"compute_efficiency_max": "fraction", "compute_efficiency_generation": "fraction", "compute_efficiency_class": "ratio",
              "gemm_half_width": "elements", "activation_traffic_factor": "ratio",
              "tp_comm_exposed_fraction": "fraction", "dp_overlap_fraction": "fraction", "step_overhead_s": "s",
              "run_overhead_s": "s", "energy_per_flop_j": "J"}
@@ -221,7 +232,8 @@ def write_csv(profile: TrainingProfile, n_rows: int, path: Path) -> None:
         w = csv.writer(fh)
         w.writerow(COLUMNS)
         for (param, gen, cls), value in sorted(profile.values.items()):
-            w.writerow([param, gen, cls, f"{value:.6g}", units[param], today, n_rows, src, today])
+            source = COMPUTE_EFFICIENCY_MAX_SOURCE if param == "compute_efficiency_max" else src
+            w.writerow([param, gen, cls, f"{value:.6g}", units[param], today, n_rows, source, today])
 
 
 def main(argv: list[str] | None = None) -> int:

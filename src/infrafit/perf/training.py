@@ -29,14 +29,40 @@ _FALLBACK = {"fp4": "fp8", "fp8": "bf16", "int8": "bf16", "int4": "bf16", "bf16"
              "tf32": "fp32"}
 
 
-def training_precision(acc: Any, requested: str | None, shape: TrainShape) -> tuple[str, list[str]]:
+#: The 8-bit matmul format a stack trains in, by chip kind. GPUs and Gaudi: fp8 (Transformer Engine
+#: style mixed fp8 training, Micikevicius et al. 2022 "FP8 Formats for Deep Learning"). TPUs: int8
+#: through Accurate Quantized Training (AQT; Lew & Zhang 2023, Google Cloud blog "Accurate Quantized
+#: Training (AQT) for accelerated ML training on TPU v5e"), MaxText's ``quantization=int8``; every
+#: Google MLPerf Training GPT-3 submission ran it (training_results_v3.1 Google/benchmarks/gpt3/PAX
+#: quant_aqt_v2.py; v4.0 and v4.1 maxtext v5p-*.sh and trillium-*.sh: ``quantization=int8``).
+QUANTIZED_TRAINING_FORMAT = {"tpu": "int8"}
+_DEFAULT_QUANTIZED_FORMAT = "fp8"
+
+
+def _bf16_peak(acc: Any) -> float:
+    return float(acc.peak("bf16") or acc.peak("fp16") or 0.0)
+
+
+def quantized_training_precision(acc: Any) -> str | None:
+    """The chip's 8-bit training format when it runs faster than bf16, else None."""
+    fmt = QUANTIZED_TRAINING_FORMAT.get(str(getattr(acc, "kind", "")), _DEFAULT_QUANTIZED_FORMAT)
+    return fmt if acc.peak(fmt) > _bf16_peak(acc) else None
+
+
+def training_precision(acc: Any, requested: str | None, shape: TrainShape,
+                       fastest: bool = False) -> tuple[str, list[str]]:
     """The precision the matmuls run at, with notes on any fallback.
 
-    With none requested: fp8 for decoder LLMs on chips with native fp8 (Transformer Engine style
-    mixed fp8 training, Micikevicius et al. 2022 "FP8 Formats for Deep Learning"), else bf16.
+    With none requested: bf16, except for decoder LLMs on a chip whose 8-bit format is faster than
+    bf16: fp8 on GPUs (the default of Transformer Engine recipes) always; int8 (AQT) on TPUs only when
+    ``fastest`` (a time-to-train competition, where submitters use it; MaxText's default is bf16).
     """
     notes: list[str] = []
-    want = requested or ("fp8" if shape.kind == "decoder" and acc.peak("fp8") > 0 else "bf16")
+    want = requested or "bf16"
+    if not requested and shape.kind == "decoder":
+        q = quantized_training_precision(acc)
+        if q and (fastest or q == "fp8"):
+            want = q
     p = want
     while acc.peak(p) <= 0:
         nxt = _FALLBACK.get(p)
@@ -76,9 +102,12 @@ def model_flops_per_sample(shape: TrainShape, seq_len: int) -> float:
 def train_run(shape: TrainShape, acc: Any, count: int, *, seq_len: int, global_batch: int,
               method: str = "full", precision: str | None = None, lora_rank: int = 16,
               fixed: dict[str, int] | None = None, total_samples: float | None = None,
-              profile: TrainingProfile | None = None, top: int = 5) -> TrainRun:
-    """Search layouts and report the fastest fitting one (raises ``InputError`` when none exists)."""
-    prec, notes = training_precision(acc, precision, shape)
+              profile: TrainingProfile | None = None, top: int = 5, fastest: bool = False) -> TrainRun:
+    """Search layouts and report the fastest fitting one (raises ``InputError`` when none exists).
+
+    ``fastest``: with no precision given, use the chip's 8-bit training format (as MLPerf submitters do).
+    """
+    prec, notes = training_precision(acc, precision, shape, fastest)
     chip = Chip.from_accelerator(acc, prec)
     layouts = search(shape, chip, count, seq_len, global_batch, method, lora_rank=lora_rank, fixed=fixed,
                      top=top, profile=profile or load_profile())

@@ -7,7 +7,10 @@ It is written by ``scripts/fit_profiles_training.py``; nothing here names a benc
 
 Parameters (see docs/performance-training.md):
 * ``compute_efficiency_generation`` (per generation) x ``compute_efficiency_class`` (per model
-  class): achieved fraction of dense peak FLOP/s on large GEMM-heavy work.
+  class): achieved fraction of dense peak FLOP/s on large GEMM-heavy work, never above
+  ``compute_efficiency_max``.
+* ``compute_efficiency_max``: the physical ceiling of that product, ``COMPUTE_EFFICIENCY_MAX``
+  (not fitted).
 * ``gemm_half_width``: hidden width at which GEMM efficiency is half its large-shape value
   (efficiency x w / (w + w_half), w = hidden / sqrt(tp)).
 * ``activation_traffic_factor``: HBM bytes moved per byte of stored activation (element-wise ops).
@@ -36,8 +39,20 @@ COLUMNS = ("parameter", "generation", "model_class", "value", "unit", "fit_date"
            "retrieved_on")
 MODEL_CLASSES = ("transformer", "lora", "cnn", "diffusion")
 
+#: Ceiling of the achieved fraction of dense peak FLOP/s: the best maximum achievable matmul FLOP/s
+#: (MAMF, large perfectly aligned bf16 GEMMs on one chip) measured on any accelerator, 267.9 of 312
+#: TFLOP/s = 85.9 % on A100 SXM (GH200 83.0 %, A100 PCIe 82.2 %, H100 SXM lower); Bekman,
+#: "Machine Learning Engineering", github.com/stas00/ml-engineering compute/accelerator/README.md,
+#: "Maximum Achievable Matmul FLOPS comparison table". A training step also runs attention,
+#: element-wise ops and collectives, so no whole-model efficiency can exceed it.
+COMPUTE_EFFICIENCY_MAX = 0.859
+COMPUTE_EFFICIENCY_MAX_SOURCE = ("maximum achievable matmul FLOPS (MAMF) table, best of all accelerators: A100 SXM "
+                                 "267.9/312 TFLOP/s bf16 = 85.9%; github.com/stas00/ml-engineering "
+                                 "compute/accelerator/README.md @744d01e")
+
 #: Used only when the data file lacks a parameter; physically plausible, documented defaults.
 DEFAULTS: dict[str, float] = {
+    "compute_efficiency_max": COMPUTE_EFFICIENCY_MAX,
     "compute_efficiency_generation": 0.5,
     "compute_efficiency_class": 1.0,
     "gemm_half_width": 256.0,
@@ -66,9 +81,14 @@ class TrainingProfile:
     def has_generation(self, generation: str) -> bool:
         return ("compute_efficiency_generation", generation, "*") in self.values
 
+    def efficiency_bound(self) -> float:
+        """The ceiling of any compute efficiency (at most ``COMPUTE_EFFICIENCY_MAX``)."""
+        return min(self.get("compute_efficiency_max"), COMPUTE_EFFICIENCY_MAX)
+
     def compute_efficiency(self, generation: str, model_class: str) -> float:
-        return self.get("compute_efficiency_generation", generation) * self.get(
+        eff = self.get("compute_efficiency_generation", generation) * self.get(
             "compute_efficiency_class", "*", model_class)
+        return min(eff, self.efficiency_bound())
 
     def with_values(self, updates: dict[tuple[str, str, str], float]) -> TrainingProfile:
         merged = dict(self.values)

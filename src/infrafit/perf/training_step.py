@@ -11,7 +11,15 @@ One call evaluates every candidate layout (numpy struct-of-arrays). Per optimize
 * Tensor parallel: 4 all-reduce-equivalents per layer per micro-batch (2 forward, 2 backward;
   Shoeybi et al. 2019, sec. 3; with sequence parallelism the same volume as reduce-scatter +
   all-gather, Korthikanti 2022 sec. 4.2.2); ring volume ``2 (n-1)/n x message`` per chip (Patarasuk &
-  Yuan 2009). Expert parallel: 2 all-to-alls forward, 2 backward per MoE layer (Lepikhin et al. 2020).
+  Yuan 2009). Expert parallel: 2 all-to-alls forward (dispatch, combine), 2 backward per MoE layer
+  (Lepikhin et al. 2020, GShard sec. 2.2), each moving tokens x hidden x 2 B x top-k x capacity
+  factor, the (ep-1)/ep share leaving the chip, over the scale-up link when ep x tp fits the domain,
+  else over the scale-out network; full recomputation repeats the forward pair.
+* MoE load imbalance: routed-expert GEMMs are sized for ``capacity factor x`` the mean load per
+  expert (Switch Transformer, Fedus et al. 2022 JMLR, sec. 2.2 and Table 1: capacity factor 1.25;
+  GShard sec. 2.2 likewise caps expert capacity above the mean); a dropless router runs at the pace of
+  its most-loaded expert, the same effect. Routed-expert FLOPs are executed ``MOE_CAPACITY_FACTOR``
+  times (model FLOPs are not).
   Context parallel: ring attention passes K and V around the ring (Liu et al. 2023).
 * Pipeline bubble of 1F1B with ``v`` interleaved stages: ``(pp - 1) / (v m)`` (Narayanan et al. 2021,
   sec. 2.2).
@@ -47,6 +55,9 @@ from infrafit.perf.training_profile import TrainingProfile, model_class_of
 #: bf16 grad read, bf16 weight copy written): 3 x 4 x 2 + 2 + 2 + 4 = 32.
 OPTIMIZER_BYTES_PER_PARAM = 32.0
 ACTIVATION_BYTES = 2.0  # bf16/fp16 activations on the wire
+#: Expert capacity over the mean tokens per expert (Switch Transformer, Fedus et al. 2022, sec. 2.2,
+#: Table 1: 1.25 in training); the padding (or the straggler expert of a dropless router) is executed.
+MOE_CAPACITY_FACTOR = 1.25
 
 
 @dataclass(frozen=True)
@@ -104,10 +115,20 @@ def executed_flops_per_token(shape: TrainShape, seq_len: float, method: str, rec
     matmul_fwd = 2.0 * shape.matmul_params_active()
     # causal decoders attend on average to half the sequence; encoders attend to all of it
     attn_fwd = shape.attention_flops_fwd_per_token(seq_len / 2.0 if shape.kind == "decoder" else seq_len)
+    # imbalance: routed experts run capacity-factor-padded GEMMs
+    matmul_fwd = matmul_fwd + (MOE_CAPACITY_FACTOR - 1.0) * routed_expert_matmul_fwd_per_token(shape)
     base = 3.0 * matmul_fwd * method_flop_factor(method) + 3.0 * attn_fwd
     rc = np.asarray(recompute)
     extra = np.where(rc == "full", matmul_fwd + attn_fwd, 0.0)  # one more forward pass
     return base + extra
+
+
+def routed_expert_matmul_fwd_per_token(shape: TrainShape) -> float:
+    """Forward FLOPs per token in the routed experts: 2 x MoE layers x top-k x expert MLP weights."""
+    if not shape.is_moe:
+        return 0.0
+    moe_layers = max(0, shape.layers - shape.first_dense_layers)
+    return 2.0 * moe_layers * shape.experts_per_token * shape.mlp_params(shape.moe_ffn or shape.ffn)
 
 
 @dataclass(frozen=True)
@@ -255,8 +276,8 @@ def _model_parallel_comm_s(shape: TrainShape, chip: Chip, seq_len, mbs, m, tp, p
     ep_s = 0.0
     if shape.is_moe:
         moe_frac = max(0, shape.layers - shape.first_dense_layers) / shape.layers
-        a2a = msg / tp * shape.experts_per_token * (ep - 1.0) / ep
+        a2a = msg / tp * shape.experts_per_token * MOE_CAPACITY_FACTOR * (ep - 1.0) / ep
         ep_bw = np.where(ep * tp <= chip.scaleup_domain_size, chip.scaleup_bytes_per_s,
                          chip.scaleout_bytes_per_s)
-        ep_s = layers * moe_frac * m * 4.0 * a2a / ep_bw
+        ep_s = layers * moe_frac * m * passes * a2a / ep_bw
     return tp_s + cp_s + ep_s
