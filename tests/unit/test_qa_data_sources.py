@@ -127,6 +127,20 @@ def test_llm_profiles_unit_column_is_read_and_checked(tmp_path):
         _parse(wrong)
 
 
+BARE_CONVERSION = re.compile(r"2 ?\*\* ?(10|20|30|40)\b|[*/] ?1e(3|6|9|12)\b|\b3600\b")
+
+
+@pytest.mark.parametrize("area", ["bench", "cost", "commands/bench.py", "commands/estimate.py", "perf/validate.py"])
+def test_no_bare_unit_conversions(area):
+    """Conversion factors come from infrafit.units (MiB, HZ_PER_MHZ, PER_MILLION...), never bare literals."""
+    root = PKG / area
+    files = [root] if root.is_file() else sorted(root.rglob("*.py"))
+    hits = [f"{p.relative_to(PKG)}:{i}: {line.strip()}" for p in files
+            for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1)
+            if BARE_CONVERSION.search(line.split("#", 1)[0])]
+    assert not hits, hits
+
+
 def test_package_never_reads_the_shared_reference_folder():
     """Run-time code must not read ../shared (PREAMBLE ground rule); only tests marked as reference checks."""
     pattern = re.compile(r"shared/reference|\.\./shared|/work/shared")

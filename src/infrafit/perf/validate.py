@@ -73,7 +73,7 @@ def read_rows(path: str | Path) -> list[dict[str, str]]:
     if not p.is_file():
         raise InputError(f"{p}: no such file", fix=fix)
     try:
-        with p.open(newline="", encoding="utf-8") as fh:
+        with p.open(newline="", encoding="utf-8-sig") as fh:  # a BOM (Excel export) is not a column name
             reader = csv.DictReader(fh)
             missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
             if missing:
