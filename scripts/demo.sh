@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The main job: plan a workload over the full catalog, print the ranked options and write the HTML
-# report (self-contained, plotly embedded) to out/plan.html. Exit 3 from `plan` means no option met
-# the hard constraints (the reasons are printed); the demo then moves on.
+# The main job: validate every example spec, then plan workloads over the full catalog, print the
+# ranked options and write reports: out/plan.html (self-contained, plotly embedded) and Markdown.
+# Exit 3 from `plan` means no option met the hard constraints (the reasons are printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
 mkdir -p out
-$BIN/infrafit plan examples/custom-ops-training.yaml --top 4 --report out/plan.html
-$BIN/infrafit plan examples/lora-finetune-70b.yaml --top 3 --report out/plan-lora.md
+for spec in examples/*.yaml; do
+  $BIN/infrafit check "$spec"
+done
+$BIN/infrafit plan examples/chatbot-asia.yaml --top 4 --report out/plan.html
+$BIN/infrafit plan examples/custom-ops-training.yaml --top 3 --report out/plan-training.md
 $BIN/infrafit plan examples/tabular-xgboost.yaml --top 3 --report out/plan-tabular.md
-echo "reports: out/plan.html, out/plan-lora.md, out/plan-tabular.md" >&2
+echo "reports: out/plan.html, out/plan-training.md, out/plan-tabular.md" >&2

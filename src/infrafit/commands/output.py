@@ -9,7 +9,10 @@ from typing import Any
 
 from rich.console import Console
 
-stdout = Console(soft_wrap=False)
+#: Piped output (a file, `less`, CI logs) gets a wide page instead of rich's 80-column default, so
+#: tables do not fold every cell; a terminal keeps its own width.
+PIPE_WIDTH = 140
+stdout = Console(soft_wrap=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
 stderr = Console(stderr=True)
 
 

@@ -43,11 +43,10 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
 
         print_json(result)
     else:
-        from rich.console import Console
-
+        from infrafit.commands.output import stdout
         from infrafit.report.render import render_terminal
 
-        render_terminal(result, Console())
+        render_terminal(result, stdout)
     if report is not None and result["options"]:
         from infrafit.report.render import write_report
 

@@ -13,16 +13,30 @@ from typing import Any
 from infrafit.errors import InputError
 from infrafit.units import fmt_bytes, fmt_duration, fmt_usd
 
+_MODE_SHORT = {"cloud_on_demand": "on-demand", "cloud_spot": "spot", "cloud_reserved_1y": "reserved 1y",
+               "cloud_reserved_3y": "reserved 3y", "dedicated_monthly": "dedicated", "on_prem": "on-prem",
+               "hybrid": "hybrid"}
+_VENDOR_PREFIXES = ("nvidia_", "amd_", "google_", "intel_", "aws_")
+
+
+def short_accelerator(acc_id: str) -> str:
+    """``nvidia_h100_sxm`` -> ``h100_sxm``: the id without its vendor prefix, for narrow tables."""
+    for prefix in _VENDOR_PREFIXES:
+        if acc_id.startswith(prefix):
+            return acc_id[len(prefix):]
+    return acc_id
+
 
 def _perf_summary(option: dict[str, Any]) -> str:
+    """p99 latencies at the load the plan runs the option at (``at_capacity``), else the estimate's."""
     perf = option.get("performance") or {}
-    lat = perf.get("latency") or {}
+    lat = (perf.get("at_capacity") or {}).get("latency") or perf.get("latency") or {}
     parts = []
     if lat.get("ttft_s"):
         parts.append(f"TTFT p99 {fmt_duration(lat['ttft_s']['p99'])}")
     if lat.get("tpot_s"):
         parts.append(f"TPOT p99 {fmt_duration(lat['tpot_s']['p99'])}")
-    if lat.get("e2e_s") and not lat.get("ttft_s"):
+    if lat.get("e2e_s") and (lat["e2e_s"] or {}).get("p99") and not lat.get("ttft_s"):
         parts.append(f"latency p99 {fmt_duration(lat['e2e_s']['p99'])}")
     if perf.get("time_to_train_s"):
         parts.append(f"train {fmt_duration(perf['time_to_train_s'])}")
@@ -37,11 +51,13 @@ def option_rows(plan: dict[str, Any]) -> list[dict[str, str]]:
         perf = o.get("performance") or {}
         rows.append({
             "#": str(o["rank"]),
-            "hardware": f"{o['count']}x {o['accelerator']} ({o.get('precision')}, {o.get('stack')})",
-            "deployment": f"{o['deployment']} · {o.get('provider') or '-'} · {o.get('region') or '-'}",
+            "hardware": f"{o['count']}x {short_accelerator(str(o['accelerator']))} {o.get('precision')} "
+                        f"{o.get('stack') or ''}".rstrip(),
+            "deployment": f"{_MODE_SHORT.get(o['deployment'], o['deployment'])} · {o.get('provider') or '-'} · "
+                          f"{o.get('region') or '-'}",
             "monthly": fmt_usd(cost.get("monthly_usd") or 0.0),
             "TCO": f"{fmt_usd(cost.get('tco_usd') or 0.0)} / {cost.get('horizon_months')} mo",
-            "performance": _perf_summary(o),
+            "performance (p99)": _perf_summary(o).replace(" p99", ""),
             "bottleneck": str(perf.get("bottleneck") or "-"),
         })
     return rows
@@ -52,9 +68,10 @@ def render_terminal(plan: dict[str, Any], console: Any) -> None:
     from rich.table import Table
 
     rows = option_rows(plan)
-    table = Table(title=f"infrafit plan: {plan['workload'].get('name', '')}", show_lines=False)
-    for col in ("#", "hardware", "deployment", "monthly", "TCO", "performance", "bottleneck"):
-        table.add_column(col, overflow="fold")
+    table = Table(title=f"infrafit plan: {plan['workload'].get('name', '')}", show_lines=True)
+    columns = list(rows[0]) if rows else ["#", "hardware", "deployment", "monthly", "TCO"]
+    for col in columns:
+        table.add_column(col, overflow="fold", no_wrap=col in ("#", "monthly"))
     for row in rows:
         table.add_row(*row.values())
     console.print(table)
