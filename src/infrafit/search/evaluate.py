@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from infrafit.units import SECONDS_PER_DAY
+
 #: Concurrency grid per replica for continuous batching (closed loop, requests in flight).
 CONCURRENCY_GRID = np.array([1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024], float)
 LLM_PRECISIONS_AUTO = ("bf16", "fp8", "fp4", "int8", "int4")
@@ -230,7 +232,7 @@ def evaluate_training(workload, arch, pairs: list[tuple[Any, int]], precisions: 
             for p in precs:
                 lb = ideal_train_s(shape, acc, n, p, seq, total)
                 if deadline_s and lb > deadline_s:
-                    pruned[acc_id] = f"{n} chips need at least {lb / 86400:,.1f} days at 100 % of peak"
+                    pruned[acc_id] = f"{n} chips need at least {lb / SECONDS_PER_DAY:,.1f} days at 100 % of peak"
                     continue
                 try:
                     run = train_run(shape, acc, n, seq_len=seq, global_batch=gbs, method=tr.method, precision=p,

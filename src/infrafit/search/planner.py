@@ -28,6 +28,7 @@ from infrafit.search.parts import (
     join_offers,
     price_part,
 )
+from infrafit.units import fmt_bytes
 
 OBJECTIVES = ("cost", "latency", "time", "balanced")
 
@@ -66,8 +67,8 @@ def _family_failures(ev, task: str, fam_of: dict[str, str], failures: dict[str, 
             i = idx[np.argmin(ev.memory_bytes[idx] / ev.memory_capacity_bytes[idx])]
             r = ev.rows[i]
             failures.setdefault(fam, []).append(
-                f"does not fit: {ev.memory_bytes[i] / 1e9:,.0f} GB needed per chip at best on {r['count']}x "
-                f"{r['accelerator']} ({r['precision']}), {ev.memory_capacity_bytes[i] / 1e9:,.0f} GB usable")
+                f"does not fit: {fmt_bytes(ev.memory_bytes[i])} needed per chip at best on {r['count']}x "
+                f"{r['accelerator']} ({r['precision']}), {fmt_bytes(ev.memory_capacity_bytes[i])} usable")
             continue
         worst = np.zeros(len(fit))
         names = [(n, v, lim) for n, (v, lim) in ev.slo.items() if lim and np.isfinite(lim)]
