@@ -6,7 +6,12 @@ MFU and time to train. ``estimate_training(workload, config, catalog)`` is the t
 ``estimate`` command calls; ``best_layouts`` is what the planner calls.
 
 MFU follows the PaLM definition (Chowdhery et al. 2022, appendix B): model FLOPs per token
-``6 N + 12 L H Q T`` (no recomputation, full attention) x tokens/s / (chips x dense bf16 peak).
+``6 N + 6 L H Q T`` x tokens/s / (chips x dense bf16 peak), no recomputation; causal attention is
+counted as executed, half the score matrix (MaxText's count since its PR #1988; PaLM's ``12 L H Q T``
+counts the full square and is kept only to compare with published MFUs, ``causal=False``), so model
+FLOPs never exceed the executed FLOPs and MFU at the executed precision never exceeds the compute
+efficiency, itself at most ``COMPUTE_EFFICIENCY_MAX`` (training_profile). ``peak_fraction`` is the
+same model FLOP/s over the dense peak of the precision the matmuls run at (equal to MFU in bf16).
 Checkpoint save time: the full training state (weights + optimizer, ZeRO sec. 3.1) written by all
 nodes in parallel, each at ``CHECKPOINT_WRITE_BYTES_PER_S_PER_NODE`` unless a rate is given.
 """
@@ -90,12 +95,13 @@ class TrainRun:
     time_to_train_s: float | None
     notes: tuple[str, ...] = ()
     alternatives: tuple[Layout, ...] = field(default_factory=tuple)
+    peak_fraction: float = 0.0  # model FLOP/s over the dense peak of the executed precision
 
 
-def model_flops_per_sample(shape: TrainShape, seq_len: int) -> float:
-    """PaLM-convention model FLOPs of one training sample (no recomputation)."""
+def model_flops_per_sample(shape: TrainShape, seq_len: int, causal: bool = False) -> float:
+    """Model FLOPs of one training sample (no recomputation); ``causal=False``: PaLM's full square."""
     if shape.is_transformer:
-        return seq_len * shape.train_flops_per_token(seq_len, causal=False)
+        return seq_len * shape.train_flops_per_token(seq_len, causal=causal and shape.kind == "decoder")
     return 3.0 * float(shape.flops_per_sample_fwd or 0.0)
 
 
@@ -119,13 +125,13 @@ def train_run(shape: TrainShape, acc: Any, count: int, *, seq_len: int, global_b
         notes.append("no layout fits in memory; the layout with the smallest footprint is shown")
     samples_per_s = global_batch / best.step_time_s
     tokens_per_s = samples_per_s * seq_len if shape.is_transformer else 0.0
-    model_fps = samples_per_s * model_flops_per_sample(shape, seq_len) / count
+    model_fps = samples_per_s * model_flops_per_sample(shape, seq_len, causal=True) / count
     if method != "full":  # adapters: the frozen weights get no weight-gradient GEMMs
         model_fps *= 2.0 / 3.0
     bf16_peak = acc.peak("bf16") or acc.peak("fp16") or chip.peak_flops_per_s
     ttt = total_samples / samples_per_s if total_samples else None
     return TrainRun(best, prec, count, best.step_time_s, tokens_per_s, samples_per_s, model_fps / bf16_peak,
-                    model_fps, ttt, tuple(notes), tuple(layouts[1:]))
+                    model_fps, ttt, tuple(notes), tuple(layouts[1:]), model_fps / chip.peak_flops_per_s)
 
 
 def best_layouts(model: Any, accelerator: Any, count: int, seq_len: int, global_batch: int,
@@ -194,7 +200,7 @@ def estimate_training(workload: Any, config: Config, catalog: Any) -> Estimate:
                   "model_flops_per_s_per_accelerator": run.model_flops_per_s_per_chip}
     if shape.is_transformer:
         throughput["training_tokens_per_s"] = run.tokens_per_s
-    breakdown = {"step_time_s": run.step_time_s, "global_batch": gbs, "micro_batch": lay.micro_batch,
+    breakdown = {"step_time_s": run.step_time_s, "peak_fraction": run.peak_fraction, "global_batch": gbs, "micro_batch": lay.micro_batch,
                  "interleave": lay.vpp, "zero_stage": lay.zero_stage, "recompute": lay.recompute,
                  **shares, "checkpoint_save_s": ckpt_s, "checkpoints": n_ckpt,
                  "gradient_bytes_per_param": GRAD_BYTES_PER_PARAM, "method": tr.method}

@@ -123,6 +123,16 @@ def executed_flops_per_token(shape: TrainShape, seq_len: float, method: str, rec
     return base + extra
 
 
+def executed_attention_flops_per_token(shape: TrainShape, seq_len: float, recompute) -> np.ndarray:
+    """The attention-score part of ``executed_flops_per_token`` (QK^T and AV, fwd + bwd, recompute).
+
+    8-bit recipes quantize the linear layers only; the fused attention kernel stays in bf16
+    (Transformer Engine FP8 primer: fp8 for Linear/LayerNormLinear GEMMs; DeepSeek-AI 2024,
+    DeepSeek-V3 report sec. 3.3.1: attention kept in bf16/fp32), so it runs at the bf16 peak."""
+    attn_fwd = shape.attention_flops_fwd_per_token(seq_len / 2.0 if shape.kind == "decoder" else seq_len)
+    return 3.0 * attn_fwd + np.where(np.asarray(recompute) == "full", attn_fwd, 0.0)
+
+
 def routed_expert_matmul_fwd_per_token(shape: TrainShape) -> float:
     """Forward FLOPs per token in the routed experts: 2 x MoE layers x top-k x expert MLP weights."""
     if not shape.is_moe:
@@ -221,16 +231,20 @@ def raw_terms(shape: TrainShape, chip: Chip, *, seq_len: float, global_batch: fl
     tp, pp, dp, ep, cp, mbs, vpp = (np.asarray(x, dtype=float) for x in (tp, pp, dp, ep, cp, micro_batch, vpp))
     chips = tp * pp * dp * cp
     m = global_batch / (dp * mbs)  # micro-batches per pipeline per step
+    attn = 0.0  # attention score FLOPs: flash attention runs them at bf16 whatever the GEMM precision
     if shape.is_transformer:
         width = shape.hidden / np.sqrt(tp)
         flops = global_batch * seq_len * executed_flops_per_token(shape, seq_len, method, recompute)
+        attn = global_batch * seq_len * executed_attention_flops_per_token(shape, seq_len, recompute)
         act_bytes = global_batch * seq_len * shape.layers * shape.hidden * ACT_COEFF_STORED
     else:
         width = np.full_like(tp, np.inf)
         flops = global_batch * 3.0 * float(shape.flops_per_sample_fwd or 0.0) * method_flop_factor(method)
         act_bytes = global_batch * float(shape.activation_elements_per_sample or 0.0) * ACTIVATION_BYTES
-    compute_unit = flops / (chips * chip.peak_flops_per_s)
-    bf16_flops = flops * (chip.bf16_peak_flops_per_s or chip.peak_flops_per_s) / chip.peak_flops_per_s
+    bf16_peak = chip.bf16_peak_flops_per_s or chip.peak_flops_per_s
+    attn_peak = min(bf16_peak, chip.peak_flops_per_s)
+    compute_unit = ((flops - attn) / chip.peak_flops_per_s + attn / attn_peak) / chips
+    bf16_flops = (flops - attn) * bf16_peak / chip.peak_flops_per_s + attn
     power_unit = bf16_flops / (chips * chip.tdp_w) if chip.tdp_w > 0 else np.zeros_like(compute_unit)
     traffic_unit = act_bytes / (chips * chip.memory_bytes_per_s)
     mp_raw = _model_parallel_comm_s(shape, chip, seq_len, mbs, m, tp, pp, ep, cp, recompute)
