@@ -152,3 +152,17 @@ def test_wide_moe_tp_runs_as_attention_data_parallel():
     # layouts that fit stay as stated; dense models are never re-read
     assert physical_layout(8, 1, 1, 8, B200, ds) == (8, 1, 1, 8)
     assert physical_layout(16, 1, 1, 1, B200, L70) == (16, 1, 1, 1)
+
+
+def test_beams_share_the_prompt_kv_prefix():
+    s, _ = setup(acc=H100, tp=1)
+    beams = replace(L70, beam_width=4)
+    ctx, prompt = np.array([2048.0]), np.array([1920.0])
+    shared = llm.max_concurrency(beams, s, ctx, prompt)[0]
+    unshared = llm.max_concurrency(beams, s, ctx)[0]
+    single = llm.max_concurrency(L70, s, ctx, prompt)[0]
+    # the prompt is stored once: 4 beams of 128 new tokens cost far less than 4 whole contexts
+    assert unshared < shared < single
+    free = (H100.memory_bytes - llm.weight_bytes_per_gpu(beams, s)[0]) * (1 - s.memory_reserve_fraction[0])
+    per_req = (L70.kv_elements(1920.0) + 4 * L70.kv_elements(128.0)) * s.kv_bytes_per_element[0]
+    assert shared == np.floor(free / per_req)

@@ -66,7 +66,7 @@ def llm_capacity(
     s = setup.take(idx)
     conc = np.tile(CONCURRENCY_GRID.astype(float), n)
     sv = serve(shape, s, conc, input_tokens, output_tokens)
-    cmax = max_concurrency(shape, s, input_tokens + output_tokens)
+    cmax = max_concurrency(shape, s, input_tokens + output_tokens, input_tokens)
     ok = (conc <= cmax) & (sv.ttft_p99_s <= ttft_p99_s) & (sv.tpot_p99_s <= tpot_p99_s)
     rate = np.where(ok, sv.requests_per_s, -1.0).reshape(n, g)
     best = np.argmax(rate, axis=1)

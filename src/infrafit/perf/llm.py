@@ -93,16 +93,24 @@ def kv_shards(shape: LLMShape, s: Setup) -> np.ndarray:
     return np.minimum(s.tp, shape.kv_shards_max) * s.pp
 
 
-def max_concurrency(shape: LLMShape, s: Setup, context_tokens: np.ndarray) -> np.ndarray:
-    """Sequences of ``context_tokens`` whose KV cache fits next to the weights (per instance).
+def max_concurrency(
+    shape: LLMShape, s: Setup, context_tokens: np.ndarray, prompt_tokens: np.ndarray | None = None
+) -> np.ndarray:
+    """Requests of ``context_tokens`` whose KV cache fits next to the weights (per instance).
 
     Free memory = (capacity - weights) x (1 - reserve): the KV pool takes a fraction of what the
     weights leave, the rest covering activations, CUDA graphs and fragmentation (TensorRT-LLM's
     ``kv_cache_free_gpu_memory_fraction`` default 0.9 of the memory left after loading the weights).
+    With beam search the ``prompt_tokens`` prefix is stored once and shared by the beams, each beam
+    keeping only its own generated tokens (PagedAttention copy-on-write block sharing, Kwon et al.
+    SOSP 2023 section 4.4); without ``prompt_tokens`` every beam holds the whole context.
     """
     free = (s.memory_bytes - weight_bytes_per_gpu(shape, s)) * (1.0 - s.memory_reserve_fraction)
-    per_seq = shape.kv_elements(context_tokens) * s.kv_bytes_per_element / kv_shards(shape, s)
-    per_seq = per_seq * shape.beam_width
+    ctx = np.asarray(context_tokens, dtype=float)
+    prefix = np.zeros_like(ctx) if prompt_tokens is None else np.minimum(np.asarray(prompt_tokens, float), ctx)
+    beams = float(shape.beam_width)
+    elements = beams * shape.kv_elements(ctx) - (beams - 1.0) * shape.kv_elements(prefix)
+    per_seq = elements * s.kv_bytes_per_element / kv_shards(shape, s)
     return np.floor(np.maximum(free, 0.0) / np.maximum(per_seq, 1e-9) * s.adp)
 
 
@@ -242,7 +250,7 @@ def serve(
     c_req = np.maximum(np.asarray(concurrency, dtype=float), 1.0)
     osl = np.maximum(np.asarray(output_tokens, dtype=float), 1.0)
     isl = np.asarray(input_tokens, dtype=float)
-    c_max = np.maximum(max_concurrency(shape, s, isl + osl), 1.0)
+    c_max = np.maximum(max_concurrency(shape, s, isl + osl, isl), 1.0)
     c = np.minimum(c_req, c_max)
     step = decode_step(shape, s, c, isl + osl / 2.0)["time_s"]
     p_alone = prefill_alone_s(shape, s, isl)

@@ -67,7 +67,7 @@ def _entry_metrics(ex: Expanded, s: Setup) -> dict[str, np.ndarray]:
         out["ttft99"][idx], out["tpot99"][idx] = sv.ttft_p99_s, sv.tpot_p99_s
         out["rate"][idx] = sv.requests_per_s
         out["static_e2e"][idx] = static_batch_e2e_s(shape, sub, ex.concurrency[idx], isl[idx], osl[idx])
-        out["cmax"][idx] = max_concurrency(shape, sub, isl[idx] + osl[idx])
+        out["cmax"][idx] = max_concurrency(shape, sub, isl[idx] + osl[idx], isl[idx])
     return out
 
 
