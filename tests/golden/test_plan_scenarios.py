@@ -107,3 +107,17 @@ def test_no_ranked_training_option_exceeds_its_precisions_peak():
 def test_prices_date_range_is_shown(custom_ops):
     lo, _, hi = custom_ops["catalog_retrieved_on"].partition(" to ")
     assert lo <= hi and len(lo) == 10
+
+
+def test_report_charts_compare_modes_like_with_like():
+    """TCO by mode shows the best option of every feasible mode; break-even compares one hardware size."""
+    p = _plan("jax-pretraining.yaml", top=3)
+    modes = {key.split(" ")[0] for key in p["tco_by_mode"]}
+    assert len(modes) >= 2
+    for series in p["tco_by_mode"].values():
+        assert len(series) == p["workload"]["horizon_months"]
+        assert all(b >= a for a, b in zip(series, series[1:], strict=False))  # cumulative
+    be = p["breakeven"]
+    assert len(be["monthly_usd_by_mode"]) >= 2 and be["hardware"]
+    for values in be["monthly_usd_by_mode"].values():
+        assert len(values) == len(be["utilisation"])

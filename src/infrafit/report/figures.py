@@ -66,7 +66,7 @@ def tco_by_mode_figure(plan: dict[str, Any]) -> go.Figure | None:
     fig = go.Figure()
     for mode, values in series.items():
         fig.add_trace(go.Scatter(x=list(range(1, len(values) + 1)), y=values, mode="lines", name=mode))
-    fig.update_layout(title="Cumulative cost by deployment mode", xaxis_title="month",
+    fig.update_layout(title="Cumulative cost of the best option in each deployment mode", xaxis_title="month",
                       yaxis_title="cumulative cost (USD)", **_LAYOUT)
     return fig
 
@@ -81,7 +81,8 @@ def breakeven_figure(plan: dict[str, Any]) -> go.Figure | None:
     fig = go.Figure()
     for mode, values in by_mode.items():
         fig.add_trace(go.Scatter(x=[u * 100 for u in util], y=values, mode="lines", name=mode))
-    fig.update_layout(title="Monthly cost vs utilisation (break-even)", xaxis_title="utilisation (%)",
+    hardware = f" of {data['hardware']}" if data.get("hardware") else ""
+    fig.update_layout(title=f"Monthly cost vs utilisation{hardware} (break-even)", xaxis_title="utilisation (%)",
                       yaxis_title="monthly cost (USD)", **_LAYOUT)
     return fig
 

@@ -140,13 +140,28 @@ def render_html(plan: dict[str, Any]) -> str:
         body.append(fig.to_html(full_html=False, include_plotlyjs=True if first else False))
         first = False
     md = render_markdown(plan)
+    # The summary (title, options table) comes first, then the charts, then each option's details.
+    head, _, details = md.partition("\n## ")
+    details = "## " + details if details else ""
+    title = html.escape(str(plan["workload"].get("name", "")))
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>infrafit plan: {html.escape(str(plan['workload'].get('name', '')))}</title>"
-        "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
-        "pre{white-space:pre-wrap;background:#f6f8fa;padding:1em;border-radius:6px}</style></head><body>"
-        f"<pre>{html.escape(md)}</pre>" + "".join(body) + "</body></html>"
+        f"<title>infrafit plan: {title}</title><style>{_CSS}</style></head><body>"
+        + _markdown_html(head) + "".join(body) + _markdown_html(details) + "</body></html>"
     )
+
+
+_CSS = ("body{font-family:system-ui,sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;color:#1f2328}"
+        "table{border-collapse:collapse;margin:1em 0;font-size:0.92em}"
+        "th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}"
+        "th{background:#f6f8fa}h2{margin-top:1.6em;border-bottom:1px solid #d0d7de}")
+
+
+def _markdown_html(text: str) -> str:
+    """Markdown to HTML with markdown-it-py (CommonMark + tables); raw HTML in the text is escaped."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
 
 
 def write_report(plan: dict[str, Any], path: Path) -> None:

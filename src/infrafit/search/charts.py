@@ -23,34 +23,54 @@ def front_points(part, idx: np.ndarray, on_front: np.ndarray, limit: int) -> lis
             for i in np.concatenate([front, rest]) if np.isfinite(part.ev.metric[i])]
 
 
-def _cheapest_by_mode(part, idx: np.ndarray, best: int) -> dict[str, int]:
-    """For the chosen option's hardware (accelerator and count), the cheapest candidate per mode."""
-    acc, count = part.ev.rows[best]["accelerator"], part.ev.rows[best]["count"]
-    same = [i for i in idx if part.ev.rows[i]["accelerator"] == acc and part.ev.rows[i]["count"] == count]
+def _cheapest_per_mode(part, candidates) -> dict[str, int]:
     out: dict[str, int] = {}
-    for i in same:
+    for i in candidates:
         m = str(part.offers["mode"].iloc[i])
         if m not in out or part.cost.tco_usd[i] < part.cost.tco_usd[out[m]]:
             out[m] = int(i)
     return out
 
 
+def _hardware(part, i: int) -> tuple[str, int]:
+    return part.ev.rows[i]["accelerator"], part.ev.rows[i]["count"]
+
+
+def _comparable_hardware(part, idx: np.ndarray, best: int) -> list[int]:
+    """Candidates on one hardware size offered in the most deployment modes: the chosen option's
+    hardware when it is sold in two or more modes, else the size with the most modes (cheapest first)."""
+    groups: dict[tuple[str, int], list[int]] = {}
+    for i in idx:
+        groups.setdefault(_hardware(part, int(i)), []).append(int(i))
+    modes = {k: len({str(part.offers["mode"].iloc[i]) for i in v}) for k, v in groups.items()}
+    if modes.get(_hardware(part, best), 0) >= 2:
+        return groups[_hardware(part, best)]
+    key = max(groups, key=lambda k: (modes[k], -min(part.cost.tco_usd[i] for i in groups[k])))
+    return groups[key]
+
+
 def tco_by_mode(part, idx: np.ndarray, best: int) -> dict[str, list[float]]:
-    """Cumulative cost month by month of the chosen hardware in each deployment mode."""
-    return {m: [float(x) for x in np.cumsum(part.cost.monthly_total[:, i])]
-            for m, i in _cheapest_by_mode(part, idx, best).items()}
+    """Cumulative cost month by month of the best candidate in each deployment mode (any hardware),
+    keyed ``mode (hardware)``: how the modes compare for this workload over the horizon."""
+    picks = _cheapest_per_mode(part, [int(i) for i in idx])
+    return {f"{m} ({part.ev.rows[i]['count']}x {part.ev.rows[i]['accelerator']})":
+            [float(x) for x in np.cumsum(part.cost.monthly_total[:, i])] for m, i in picks.items()}
 
 
 def breakeven_data(part, idx: np.ndarray, best: int, workload) -> dict:
-    """Monthly cost of one replica vs utilisation per mode (``cost.breakeven.linear_cost``)."""
+    """Monthly cost of one replica vs utilisation per mode (``cost.breakeven.linear_cost``), on one
+    hardware size sold in several modes (break-even only compares like with like)."""
     from infrafit.cost.breakeven import linear_cost
 
-    picks = _cheapest_by_mode(part, idx, best)
+    same = _comparable_hardware(part, idx, best)
+    picks = _cheapest_per_mode(part, same)
     if len(picks) < 2:
         return {}
     ids = np.array(list(picks.values()), dtype=int)
     h = int(workload.horizon_months)
     a, b = linear_cost(part.arrays.take(ids), horizon_months=h,
                        engineer_usd_per_hour=float(workload.ops.engineer_usd_per_hour))
+    acc, count = _hardware(part, int(ids[0]))
     by_mode = {m: [float((a[k] + b[k] * u) / h) for u in UTILISATION_GRID] for k, m in enumerate(picks)}
-    return {"utilisation": [float(u) for u in UTILISATION_GRID], "monthly_usd_by_mode": by_mode}
+    return {"utilisation": [float(u) for u in UTILISATION_GRID], "monthly_usd_by_mode": by_mode,
+            "hardware": f"{count}x {acc}"}
