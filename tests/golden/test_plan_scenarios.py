@@ -121,3 +121,15 @@ def test_report_charts_compare_modes_like_with_like():
     assert len(be["monthly_usd_by_mode"]) >= 2 and be["hardware"]
     for values in be["monthly_usd_by_mode"].values():
         assert len(values) == len(be["utilisation"])
+
+
+def test_train_here_serve_there_parts_are_estimated_for_their_own_job():
+    p = _plan("train-here-serve-there.yaml", top=3)
+    assert p["options"]
+    for o in p["options"]:
+        train, serve = o["parts"]
+        assert (train["part"], serve["part"]) == ("train", "serve")
+        assert train["performance"]["time_to_train_s"] > 0
+        assert serve["performance"]["time_to_train_s"] is None  # the serving part is an inference estimate
+        assert serve["performance"]["latency"]["tpot_s"]["p99"] > 0
+        assert o["performance"]["time_to_train_s"] == train["performance"]["time_to_train_s"]

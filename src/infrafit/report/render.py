@@ -43,6 +43,23 @@ def _perf_summary(option: dict[str, Any]) -> str:
     return ", ".join(parts) or "-"
 
 
+def _hardware_cell(o: dict[str, Any]) -> str:
+    return (f"{o['count']}x {short_accelerator(str(o['accelerator']))} {o.get('precision')} "
+            f"{o.get('stack') or ''}").rstrip()
+
+
+def _deployment_cell(o: dict[str, Any]) -> str:
+    return f"{_MODE_SHORT.get(o['deployment'], o['deployment'])} · {o.get('provider') or '-'} · {o.get('region') or '-'}"
+
+
+def _parts_cell(o: dict[str, Any], cell) -> str:  # type: ignore[no-untyped-def]
+    """A hybrid option shows each part (train here, serve there) on its own line."""
+    parts = o.get("parts") or []
+    if o.get("deployment") != "hybrid" or not parts:
+        return cell(o)
+    return "\n".join(f"{p.get('part', '')}: {cell(p)}".strip(": ") for p in parts)
+
+
 def option_rows(plan: dict[str, Any]) -> list[dict[str, str]]:
     """One row of display strings per ranked option."""
     rows = []
@@ -51,10 +68,8 @@ def option_rows(plan: dict[str, Any]) -> list[dict[str, str]]:
         perf = o.get("performance") or {}
         rows.append({
             "#": str(o["rank"]),
-            "hardware": f"{o['count']}x {short_accelerator(str(o['accelerator']))} {o.get('precision')} "
-                        f"{o.get('stack') or ''}".rstrip(),
-            "deployment": f"{_MODE_SHORT.get(o['deployment'], o['deployment'])} · {o.get('provider') or '-'} · "
-                          f"{o.get('region') or '-'}",
+            "hardware": _parts_cell(o, _hardware_cell),
+            "deployment": _parts_cell(o, _deployment_cell),
             "monthly": fmt_usd(cost.get("monthly_usd") or 0.0),
             "TCO": f"{fmt_usd(cost.get('tco_usd') or 0.0)} / {cost.get('horizon_months')} mo",
             "performance (p99)": _perf_summary(o).replace(" p99", ""),

@@ -122,8 +122,10 @@ def estimate_shaped(part, i: int, workload, catalog) -> dict:
     cfg = Config(r["accelerator"], int(r["count"]), r["precision"], stack, tp=int(r.get("tp", 1)),
                  pp=int(r.get("pp", 1)), dp=int(r["dp"]) if r.get("dp") else None, ep=int(r.get("ep", 1)),
                  cp=int(r.get("cp", 1)))
+    # The serving part of a train-here-serve-there workload is estimated as inference.
+    view = workload.model_copy(update={"task": "inference"}) if part.task == "serve" else workload
     try:
-        out = estimate(workload, cfg, catalog).to_json()
+        out = estimate(view, cfg, catalog).to_json()
     except Exception as exc:  # noqa: BLE001 - keep the planner's block, say why
         own["notes"] = [*own["notes"], f"detailed estimate unavailable: {str(exc).split('. To fix')[0]}"]
         return own

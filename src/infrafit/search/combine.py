@@ -81,7 +81,10 @@ def combined(parts, objective: str, top: int, ctx: dict, failures: dict) -> tupl
                f"{fmt_usd(t_opt['cost']['tco_usd'])}, serve on {s_opt['count']}x {s_opt['accelerator']} "
                f"({s_opt['deployment']}, {s_opt['region']}) {fmt_usd(s_opt['cost']['tco_usd'])}, "
                f"artifact transfer {fmt_usd(float(transfer[a, b]))}"]
+        # The pair serves as the serving part does and trains as the training part does.
+        performance = {**s_opt["performance"], "time_to_train_s": t_opt["performance"].get("time_to_train_s")}
         options.append({**s_opt, "rank": rank, "deployment": cost["deployment"], "cost": cost,
+                        "performance": performance,
                         "why": why + s_opt["why"], "risks": list(dict.fromkeys(t_opt["risks"] + s_opt["risks"])),
                         "parts": [t_opt, s_opt],
                         "front_point": {"tco_usd": total, "metric_value": float(serve.ev.metric[si[b]])}})
