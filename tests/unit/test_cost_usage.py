@@ -74,6 +74,16 @@ def test_training_hours_and_fleet():
     assert d.runs_per_month == pytest.approx(0.5)
 
 
+def test_a_horizon_shorter_than_the_run_interval_still_pays_one_whole_run():
+    # one 500 h run a year planned over 2 months: the run is paid in full (500 h), not 2/12 of it
+    d = training_demand(np.array([500 * 3600.0]), runs_per_year=1, months=2, headroom_fraction=0.2)
+    assert d.needed_replica_hours[:, 0].sum() == pytest.approx(500.0)
+    assert d.runs_per_month * 2 == pytest.approx(1.0)
+    # a horizon holding more than one run keeps the yearly rate: 2 runs a year over 24 months = 4 runs
+    d = training_demand(np.array([10 * 3600.0]), runs_per_year=2, months=24, headroom_fraction=0.2)
+    assert d.needed_replica_hours[:, 0].sum() == pytest.approx(40.0)
+
+
 def test_bad_inputs_raise_input_errors():
     with pytest.raises(InputError, match="To fix"):
         month_profile(10.0, 5.0, "flat")

@@ -22,7 +22,7 @@ import numpy as np
 
 from infrafit.cost.usage import LoadProfile
 from infrafit.errors import InputError
-from infrafit.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
+from infrafit.units import HOURS_PER_MONTH, MONTHS_PER_YEAR, SECONDS_PER_HOUR
 
 
 @dataclass(frozen=True)
@@ -105,15 +105,21 @@ def training_demand(
     headroom_fraction: float,
     epochs_per_run: float = 0.0,
 ) -> Demand:
-    """Training: run length x runs per year / 12 hours a month per candidate; a fixed fleet holds
-    enough replicas to fit those hours in a month with headroom (at least one)."""
+    """Training: run length x runs per month hours a month per candidate; a fixed fleet holds
+    enough replicas to fit those hours in a month with headroom (at least one).
+
+    Runs per month are runs_per_year / 12, except that a horizon shorter than the interval between
+    runs still holds one whole run: a one-off 3-week pre-training run planned over a 2-month horizon
+    is paid in full, not as 2/12 of a yearly run."""
     tts = _check_capacity(time_to_train_s, "time_to_train_s")
-    hours = tts / SECONDS_PER_HOUR * runs_per_year / 12.0
+    runs_in_horizon = max(runs_per_year * months / MONTHS_PER_YEAR, 1.0)
+    runs_per_month = runs_in_horizon / months
+    hours = tts / SECONDS_PER_HOUR * runs_per_month
     needed = np.broadcast_to(hours, (months, len(tts))).copy()
     fixed = np.maximum(np.ceil(needed * (1 + headroom_fraction) / HOURS_PER_MONTH - 1e-9), 1.0)
     zeros = np.zeros(months)
     return Demand(needed, needed.copy(), fixed, 0.0, False, zeros, zeros,
-                  runs_per_month=runs_per_year / 12.0, epochs_per_run=epochs_per_run)
+                  runs_per_month=runs_per_month, epochs_per_run=epochs_per_run)
 
 
 def capacity_events(fixed: np.ndarray, capacity: float, peak_by_month: np.ndarray | None = None) -> list[dict]:
