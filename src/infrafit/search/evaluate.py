@@ -53,6 +53,16 @@ class Evaluated:
         return len(self.rows)
 
 
+def tp_domain(acc) -> int:
+    """Largest tensor-parallel group worth trying on ``acc``: its scale-up domain, or up to 8 chips
+    of one box talking over PCIe when the catalog knows the host link. A chip with neither (an
+    unknown host link is NaN in the catalog, and NaN is truthy) runs TP 1 only: its collectives would
+    have no bandwidth to be priced with."""
+    host = acc.host_bytes_per_s
+    pcie = host is not None and bool(np.isfinite(host)) and host > 0
+    return max(int(acc.scaleup_domain_size or 1), 8 if pcie else 1)
+
+
 def _pow2_divisors(n: int, cap: int) -> list[int]:
     out, x = [], 1
     while x <= min(n, cap):
@@ -97,7 +107,7 @@ def evaluate_llm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, ...]
     shape = shape_from_arch(arch)
     rows, cfg = [], []
     for acc, n in pairs:
-        domain = max(int(acc.scaleup_domain_size or 1), 8 if acc.host_bytes_per_s else 1)
+        domain = tp_domain(acc)
         for p in llm_precisions(acc, precisions):
             for st in stacks_for(acc):
                 for tp in _pow2_divisors(n, domain):

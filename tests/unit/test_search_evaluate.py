@@ -1,0 +1,46 @@
+"""search.evaluate: which tensor-parallel layouts are tried, and that their latencies are numbers."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from infrafit.catalog import load_catalog
+from infrafit.search.evaluate import evaluate_llm, tp_domain
+from infrafit.workload.spec import parse_spec
+
+
+@pytest.mark.parametrize(("host", "domain", "expected"), [
+    (float("nan"), 1, 1),   # unknown host link: NaN is truthy, but there is no bandwidth to price TP with
+    (None, 1, 1),
+    (0.0, 1, 1),
+    (3.2e10, 1, 8),         # PCIe card: up to 8 in one box
+    (float("nan"), 256, 256),  # a TPU: its ICI domain, whatever the host link
+])
+def test_tp_domain(host, domain, expected):
+    acc = SimpleNamespace(host_bytes_per_s=host, scaleup_domain_size=domain)
+    assert tp_domain(acc) == expected
+
+
+def test_a_chip_without_any_link_is_not_tensor_parallel():
+    """RTX 4090 has no NVLink and no sourced host link: TP > 1 used to be tried, with NaN collectives, and
+    the plan excluded the family with 'TTFT p99 inf'."""
+    cat = load_catalog()
+    w = parse_spec("""
+name: t
+task: inference
+model: llama3.1-8b
+precision: [fp8]
+inference:
+  mode: realtime
+  traffic: {requests_per_s: 1, input_tokens: 1000, output_tokens: 100}
+  slo: {ttft_p99_s: 5.0, tpot_p99_s: 0.2}
+""")
+    acc = cat.accelerator("nvidia_rtx_4090")
+    ev = evaluate_llm(w.model_arch(), [(acc, 4)], ("fp8",), lambda a: ["tensorrt-llm"], w.inference.traffic,
+                      w.inference.slo)
+    assert {r["tp"] for r in ev.rows} == {1}
+    l40s = evaluate_llm(w.model_arch(), [(cat.accelerator("nvidia_l40s"), 4)], ("fp8",), lambda a: ["tensorrt-llm"],
+                        w.inference.traffic, w.inference.slo)
+    assert {r["tp"] for r in l40s.rows} == {1, 2, 4}  # a PCIe card with a known host link still is
