@@ -53,6 +53,13 @@ def test_markdown_has_table_and_exclusions(plan):
     assert "$12,345" in md
 
 
+def test_markdown_cost_breakdown_is_labelled_as_horizon_totals(plan):
+    """The breakdown sums to the TCO (24 months here); a 'monthly' header overstated a month by 24x."""
+    md = render_markdown(plan)
+    assert "| cost item | over 24 months |" in md
+    assert "| cost item | monthly |" not in md
+
+
 def test_write_report_by_suffix(plan, tmp_path):
     write_report(plan, tmp_path / "r.md")
     write_report(plan, tmp_path / "r.html")

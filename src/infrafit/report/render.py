@@ -126,7 +126,9 @@ def render_markdown(plan: dict[str, Any]) -> str:
         breakdown = (o.get("cost") or {}).get("breakdown") or {}
         if breakdown:
             lines.append("")
-            lines.append("| cost item | monthly |")
+            # the breakdown sums to the TCO: totals over the horizon, not a month's figures
+            months = (o.get("cost") or {}).get("horizon_months")
+            lines.append(f"| cost item | over {months} months |" if months else "| cost item | total |")
             lines.append("|---|---|")
             lines.extend(f"| {k.removesuffix('_usd')} | {fmt_usd(v)} |" for k, v in breakdown.items() if v)
         mem = (o.get("performance") or {}).get("memory") or {}
