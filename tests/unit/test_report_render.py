@@ -60,6 +60,14 @@ def test_markdown_cost_breakdown_is_labelled_as_horizon_totals(plan):
     assert "| cost item | monthly |" not in md
 
 
+def test_monthly_column_shows_the_peak_month_when_growth_raises_it(plan):
+    from infrafit.report.render import option_rows
+
+    assert option_rows(plan)[0]["month 1 / peak"] == "$12,345"  # no peak given: steady
+    plan["options"][0]["cost"]["peak_monthly_usd"] = 29079.0
+    assert option_rows(plan)[0]["month 1 / peak"] == "$12,345 / $29,079"
+
+
 def test_write_report_by_suffix(plan, tmp_path):
     write_report(plan, tmp_path / "r.md")
     write_report(plan, tmp_path / "r.html")

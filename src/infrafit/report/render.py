@@ -60,6 +60,14 @@ def _parts_cell(o: dict[str, Any], cell) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(f"{p.get('part', '')}: {cell(p)}".strip(": ") for p in parts)
 
 
+def _monthly_cell(cost: dict[str, Any]) -> str:
+    """The first month's cost, and the busiest month's when growth makes it differ (a bare 'monthly'
+    read as a steady figure while traffic growth tripled it by the horizon)."""
+    first = float(cost.get("monthly_usd") or 0.0)
+    peak = float(cost.get("peak_monthly_usd") or first)
+    return fmt_usd(first) if peak <= first * 1.01 else f"{fmt_usd(first)} / {fmt_usd(peak)}"
+
+
 def option_rows(plan: dict[str, Any]) -> list[dict[str, str]]:
     """One row of display strings per ranked option."""
     rows = []
@@ -70,7 +78,7 @@ def option_rows(plan: dict[str, Any]) -> list[dict[str, str]]:
             "#": str(o["rank"]),
             "hardware": _parts_cell(o, _hardware_cell),
             "deployment": _parts_cell(o, _deployment_cell),
-            "monthly": fmt_usd(cost.get("monthly_usd") or 0.0),
+            "month 1 / peak": _monthly_cell(cost),
             "TCO": f"{fmt_usd(cost.get('tco_usd') or 0.0)} / {cost.get('horizon_months')} mo",
             "performance (p99)": _perf_summary(o).replace(" p99", ""),
             "bottleneck": str(perf.get("bottleneck") or "-"),
@@ -84,11 +92,11 @@ def render_terminal(plan: dict[str, Any], console: Any) -> None:
 
     rows = option_rows(plan)
     table = Table(title=f"infrafit plan: {plan['workload'].get('name', '')}", show_lines=True)
-    columns = list(rows[0]) if rows else ["#", "hardware", "deployment", "monthly", "TCO"]
+    columns = list(rows[0]) if rows else ["#", "hardware", "deployment", "month 1 / peak", "TCO"]
     for col in columns:
-        table.add_column(col, overflow="fold", no_wrap=col in ("#", "monthly"))
-    for row in rows:
-        table.add_row(*row.values())
+        table.add_column(col, overflow="fold", no_wrap=col == "#")
+    for row in rows:  # the peak month under the first keeps the column narrow on a terminal
+        table.add_row(*(v.replace(" / ", "\n") if k == "month 1 / peak" else v for k, v in row.items()))
     console.print(table)
     for o in plan.get("options", []):
         console.print(f"[bold]#{o['rank']}[/bold] why: " + "; ".join(o.get("why", [])), highlight=False)
