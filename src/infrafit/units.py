@@ -34,6 +34,7 @@ HZ_PER_MHZ: Final = 1e6  # /proc/cpuinfo reports clocks in MHz
 # --- counts (per-unit prices: USD per 1M tokens, per 1k requests) ---------------------------------
 PER_THOUSAND: Final = 1e3
 PER_MILLION: Final = 1e6
+BILLION: Final = 1e9  # counts (parameters), not bytes: those are GB
 
 # --- time ----------------------------------------------------------------------------------------
 MS: Final = 1e-3

@@ -85,3 +85,13 @@ def test_catalog_dir_overlay_marks_user_rows(tmp_path: Path, capsys: pytest.Capt
     (overlay / "offers.csv").write_text("id,provider\nx,y\n")
     assert main(["--catalog-dir", str(overlay), "catalog", "offers"]) == 2
     assert "offers.csv:1" in capsys.readouterr().err
+
+
+def test_models_table_reads_in_people_units(capsys: pytest.CaptureFixture[str]) -> None:
+    """Parameter counts as 70.6B / 25.6M and KV in kB per token, not raw integers cut by the terminal."""
+    assert main(["catalog", "models"]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
+    assert "70.6B" in lines["llama3.1-70b"] and "327.7" in lines["llama3.1-70b"]  # 2 x 80 x 8 x 128 x 2 B
+    assert "25.6M" in lines["resnet50"]
+    assert "None" not in out and "…" not in out

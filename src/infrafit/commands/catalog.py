@@ -29,6 +29,18 @@ def _fmt(value: Any, scale: float = 1.0, digits: int = 0) -> str:
     return f"{value / scale:,.{digits}f}"
 
 
+def _count(value: Any) -> str:
+    """A parameter count for people: 70.6B, 25.6M, 1,200 (``-`` when unknown)."""
+    from infrafit.units import BILLION, PER_MILLION
+
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    for scale, suffix in ((BILLION, "B"), (PER_MILLION, "M")):
+        if value >= scale:
+            return f"{value / scale:,.1f}{suffix}"
+    return f"{value:,.0f}"
+
+
 def _emit(rows: list[dict[str, Any]], as_json: bool, title: str, columns: list[tuple[str, Any]]) -> None:
     from infrafit.commands.output import note, print_json, stdout
 
@@ -214,12 +226,17 @@ def stacks(family: FamilyOpt = None, as_json: JsonOpt = False) -> None:
 @catalog_app.command("models")
 def models(as_json: JsonOpt = False) -> None:
     """The model library (architectures the estimators know)."""
+    from infrafit.units import KB
     from infrafit.workload.models import model_table
 
     rows = model_table()
-    keys = list(rows[0]) if rows else []
-    _emit(rows, as_json, "models", [(k, (lambda r, k=k: _fmt(r[k], 1, 0) if isinstance(r[k], float) else r[k]))
-                                    for k in keys[:8]])
+    _emit(rows, as_json, "models", [
+        ("id", lambda r: r["id"]), ("name", lambda r: r["name"]), ("kind", lambda r: r["kind"]),
+        ("params", lambda r: _count(r["params_total"])), ("active", lambda r: _count(r["params_active"])),
+        ("KV kB/token bf16", lambda r: _fmt(r["kv_bytes_per_token_bf16"] or None, KB, 1)),
+        ("KV kB/token fp8", lambda r: _fmt(r["kv_bytes_per_token_fp8"] or None, KB, 1)),
+        ("precision", lambda r: r["default_precision"] or "-"),
+    ])
 
 
 @catalog_app.command("show")
