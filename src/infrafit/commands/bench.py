@@ -268,7 +268,7 @@ def check_model_cmd(
     targets: Annotated[str, typer.Option(help="Comma list of runtimes.")] = ",".join(
         ("onnxruntime-cpu", "onnxruntime-cuda", "onnxruntime-rocm", "openvino", "xla-tpu", "neuron", "gaudi")),
     batch: Annotated[int, typer.Option(help="Inputs per check.")] = 4,
-    seq_len: Annotated[int, typer.Option("--seq-len")] = 32,
+    seq_len: Annotated[int, typer.Option("--seq-len", help="Tokens per input (decoders, encoders).")] = 32,
     quick: QuickOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
@@ -284,10 +284,15 @@ def check_model_cmd(
     positive_int(seq_len, "--seq-len", example="32")
     precs, runtimes = _names(precisions, PRECISIONS, "precision"), _names(targets, RUNTIMES, "target")
     shape = scaled_shape(resolve_arch(model), detect_host(), quick=quick, layers=1 if quick else 2)
+    from infrafit.commands.output import stderr
+
     net = build_model(shape)
     x = make_inputs(shape, batch, seq_len)
-    result = {"model": shape.model_id, "shape": shape.to_json(), "precision": precision_consistency(net, x, precs)}
-    layers = graph_ops(net, x)
+    # Full-width layers of a large model take about a minute on a CPU: say what runs while it does.
+    with stderr.status(f"{shape.model_id} x{shape.num_layers} layers: {len(precs)} precision(s), graph export"):
+        consistency = precision_consistency(net, x, precs)
+        layers = graph_ops(net, x)
+    result = {"model": shape.model_id, "shape": shape.to_json(), "precision": consistency}
     result["ops_by_layer"] = layers
     result["coverage"] = coverage(layers, runtimes)
     if as_json:

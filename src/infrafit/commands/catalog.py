@@ -176,8 +176,8 @@ def _price(row: dict[str, Any]) -> str:
 
 @catalog_app.command("hosts")
 def hosts(
-    provider: Annotated[str | None, typer.Option("--provider")] = None,
-    accelerator: Annotated[str | None, typer.Option("--accelerator")] = None,
+    provider: Annotated[str | None, typer.Option("--provider", help="AWS, GCP, Lambda, dedicated, ...")] = None,
+    accelerator: Annotated[str | None, typer.Option("--accelerator", help="Id or alias (h100, v5e).")] = None,
     family: FamilyOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
