@@ -260,7 +260,8 @@ def evaluate_training(workload, arch, pairs: list[tuple[Any, int]], precisions: 
                              "tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "ep": lay.ep, "cp": lay.cp,
                              "global_batch": gbs, "notes": list(run.notes)},
                             lay.fits, float(run.time_to_train_s or np.nan), lay.memory_bytes,
-                            acc.memory_bytes * USABLE_MEMORY_FRACTION, {**lay.shares, "mfu_fraction": run.mfu_fraction}))
+                            acc.memory_bytes * USABLE_MEMORY_FRACTION, {**lay.shares, "mfu_fraction": run.mfu_fraction,
+                                                                   "peak_fraction": used}))
                 if lay.fits and run.time_to_train_s:
                     ran.append((float(run.time_to_train_s), p))
             if not ran:

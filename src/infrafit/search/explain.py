@@ -43,6 +43,17 @@ def binding_constraint(slo: dict, i: int) -> str | None:
             f"{fmt_value(name, limit)} {limit_word} ({ratio:.0%} of it)")
 
 
+def _mfu_text(terms: dict[str, float]) -> str:
+    """MFU is counted against the dense bf16 peak (perf.training's convention), so an fp8 or int8 run
+    reads 'MFU 91%' while it uses 45% of its own peak: say both when they differ."""
+    mfu, own = terms.get("mfu_fraction"), terms.get("peak_fraction")
+    if mfu is None:
+        return ""
+    if own is not None and abs(own - mfu) > 0.01:
+        return f"; MFU {mfu:.0%} of the dense bf16 peak ({own:.0%} of the peak at its own precision)"
+    return f"; MFU {mfu:.0%}"
+
+
 def roofline_line(terms: dict[str, float], bottleneck: str | None = None) -> str | None:
     """The largest terms of one step, e.g. 'decode step: weights read 8.1 ms, KV-cache read 3.2 ms'."""
     if "concurrency" in terms:
@@ -54,8 +65,7 @@ def roofline_line(terms: dict[str, float], bottleneck: str | None = None) -> str
     shares = {k.removesuffix("_share"): v for k, v in terms.items() if k.endswith("_share") and v > 0}
     if shares:
         top = sorted(shares.items(), key=lambda kv: -kv[1])[:3]
-        mfu = f"; MFU {terms['mfu_fraction']:.0%}" if "mfu_fraction" in terms else ""
-        return "training step: " + ", ".join(f"{k.replace('_', ' ')} {v:.0%}" for k, v in top) + mfu
+        return "training step: " + ", ".join(f"{k.replace('_', ' ')} {v:.0%}" for k, v in top) + _mfu_text(terms)
     return f"bottleneck: {bottleneck}" if bottleneck else None
 
 
