@@ -134,3 +134,14 @@ def test_component_prices_without_a_host_are_not_planned():
     kept = filter_offers(catalog, workload, ("cloud", "dedicated", "on_prem"), (), ())
     assert not parts & set(kept.kept["id"])
     assert len(kept.kept) == len(catalog.offers) - len(parts)
+
+
+def test_a_different_chip_comes_before_the_same_chip_at_another_count():
+    """nightly-embeddings listed 32x, 16x and 8x B200 on the same Lambda offer as #1-#3 while other chips
+    of the feasible families were left out; the top N now varies the chip before the count."""
+    from infrafit.workload.spec import load_spec
+
+    root = Path(__file__).resolve().parents[2]
+    p = plan(load_spec(root / "examples" / "nightly-embeddings.yaml"), load_catalog(), top=5)
+    chips = [o["accelerator"] for o in p["options"]]
+    assert len(chips) == 5 and len(set(chips)) == 5, chips

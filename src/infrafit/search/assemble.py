@@ -240,7 +240,9 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
     fam = part.offers["family"].to_numpy(dtype=object)
     mode = part.offers["mode"].to_numpy(dtype=object)
     prov = part.offers["provider"].to_numpy(dtype=object)
-    keys = [(fam[i], mode[i], prov[i]) for i in range(len(part))]
+    acc = part.offers["accelerator_id"].to_numpy(dtype=object)
+    # a different chip of the same family/mode/provider before the same chip at another count
+    keys = [(fam[i], mode[i], prov[i], acc[i]) for i in range(len(part))]
     chosen = diverse_top(_distinct_offers(part, order), keys, top)
     alts = _alternatives(part, idx)
     best_tco = float(part.cost.tco_usd[chosen[0]])
