@@ -3,7 +3,7 @@
 Re-runnable: ``.venv/bin/python scripts/fit_profiles_llm.py [--cv] [--dry-run]``.
 
 What is fitted: the achieved fractions of peak (GEMM in prefill and decode, HBM bandwidth), the
-grouped expert-GEMM factor, the GEMM tile-padding rows (``gemm_m_half``), the per-step and
+GEMM tile-padding rows of dense and grouped expert GEMMs (``gemm_m_half``, ``expert_m_half``), the per-step and
 per-request overheads and the prefill-burst fraction, keyed ONLY by physical things (generation,
 serving stack, precision, phase, op class); see ``candidate_rows``. A key gets its own row when the calibration
 sets have at least ``MIN_ROWS`` rows for it; otherwise it falls back to a wider wildcard row.
@@ -44,8 +44,10 @@ CV_TRAIN_ROWS = 1500  # training rows per cross-validation fold (random subsampl
 # HBM bandwidth; overheads between a CUDA-graph launch (~10 us) and a slow Python scheduler step.
 BOUNDS = {"gemm": (0.05, 0.9), "memory": (0.3, 0.95), "attention": (0.05, 0.9), "step_overhead": (1e-4, 0.05),
           "request_overhead": (1e-3, 0.5), "burst": (0.0, 1.0), "memory_reserve": (0.02, 0.5),
-          "gemm_m_half": (8.0, 512.0), "expert_gemm": (0.1, 1.0)}
-FITTED = {"gemm", "memory", "step_overhead", "request_overhead", "burst", "gemm_m_half", "expert_gemm"}
+          "gemm_m_half": (8.0, 512.0), "expert_m_half": (8.0, 512.0),
+          "moe_layer_overhead": (1e-5, 0.01)}
+FITTED = {"gemm", "memory", "step_overhead", "request_overhead", "burst", "gemm_m_half", "expert_m_half",
+          "moe_layer_overhead"}
 SOURCE = "fitted by scripts/fit_profiles_llm.py on benchmarks/data/calibration.csv + latency_calibration.csv"
 
 
@@ -73,24 +75,28 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
       a generation with too few rows per stack gets one (generation, *) row instead;
     - per generation: decode GEMM efficiency (binds only at large batches);
     - per stack: decode-step overhead (scheduler, launches, sampling), per-request overhead and the
-      prefill-burst fraction (how bunched closed-loop arrivals stay: a scheduling trait);
-    - per stack with MoE rows: the grouped expert GEMM efficiency relative to a dense GEMM's;
+      prefill-burst fraction (how bunched closed-loop arrivals stay: a scheduling trait), and with
+      MoE rows the fixed prefill cost per MoE layer (routing, permutation, EP dispatch sync);
     - per (generation, stack) at fp4: the prefill GEMM efficiency of the fp4 kernels.
-    The GEMM tile-padding rows (``gemm_m_half``) are one global value.
+    The GEMM tile-padding rows (``gemm_m_half``, dense) and ``expert_m_half`` (rows per expert of the
+    grouped MoE GEMMs) are one global value each: physics of tiled kernels, not of a stack.
     """
     today = dt.date.today().isoformat()
     gs = Counter((c.acc.generation, c.stack) for c in cases)
     gen = Counter(c.acc.generation for c in cases)
     stacks = Counter(c.stack for c in cases)
     rows: list[ProfileRow] = [ProfileRow("*", "*", "*", "*", "gemm_m_half", 64.0, len(cases), SOURCE, today)]
+    moe = sum(1 for c in cases if c.shape.is_moe)
+    if moe >= MIN_ROWS:
+        rows.append(ProfileRow("*", "*", "*", "*", "expert_m_half", 64.0, moe, SOURCE, today))
     for s, n in stacks.items():
         if n >= MIN_ROWS:
             rows.append(ProfileRow("*", s, "*", "prefill", "burst", 0.2, n, SOURCE, today))
             rows.append(ProfileRow("*", s, "*", "decode", "step_overhead", 0.003, n, SOURCE, today))
             rows.append(ProfileRow("*", s, "*", "prefill", "request_overhead", 0.02, n, SOURCE, today))
-            moe = sum(1 for c in cases if c.stack == s and c.shape.is_moe)
-            if moe >= MIN_ROWS:
-                rows.append(ProfileRow("*", s, "*", "*", "expert_gemm", 0.7, moe, SOURCE, today))
+            moe_s = sum(1 for c in cases if c.stack == s and c.shape.is_moe)
+            if moe_s >= MIN_ROWS:
+                rows.append(ProfileRow("*", s, "*", "prefill", "moe_layer_overhead", 3e-4, moe_s, SOURCE, today))
     for g, n in gen.items():
         if n < MIN_ROWS:
             continue

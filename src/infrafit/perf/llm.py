@@ -7,7 +7,7 @@ The ladder (each step a small function below):
 
 1. *Decode step* at batch B (one new token for each of B sequences): GEMMs read the dense weights
    once and the routed experts the batch touches (``E (1 - (1 - k/E)^B)`` per layer) and do
-   ``2 x active params`` FLOPs per token; attention reads each sequence's KV cache and does
+   ``2 x active params`` FLOPs per token (routed experts as grouped GEMMs of ``B k / E`` rows each); attention reads each sequence's KV cache and does
    ``attn_flops_per_context_token x context`` FLOPs. Each op class is a roofline (time = max of
    compute and memory), plus a fixed per-step overhead of the serving stack (kernel launches,
    scheduler), plus tensor-parallel all-reduces (2 per layer; Megatron-LM, Shoeybi et al. 2019) and
@@ -66,7 +66,9 @@ class Setup:
     memory_reserve_fraction: np.ndarray
     prefill_burst: np.ndarray
     gemm_m_half: np.ndarray  # GEMM rows (tokens) at which a kernel reaches half its large-M efficiency
-    expert_gemm_factor: np.ndarray  # grouped (MoE expert) GEMM efficiency relative to a dense GEMM's
+    expert_m_half: np.ndarray  # rows per expert at which a grouped (MoE expert) GEMM reaches half its efficiency
+    token_budget: np.ndarray  # tokens one scheduler step may carry (chunked-prefill budget of the stack)
+    moe_layer_overhead_s: np.ndarray  # per MoE layer of one prefill pass: routing, permutation, dispatch sync
 
     @property
     def gpus(self) -> np.ndarray:
@@ -130,15 +132,17 @@ def _collectives_s(shape: LLMShape, s: Setup, tokens: np.ndarray, group_tokens: 
 
 
 def _gemm_parts(
-    shape: LLMShape, s: Setup, tokens: np.ndarray, one_group: bool = False
+    shape: LLMShape, s: Setup, tokens: np.ndarray, one_group: bool = False, step_tokens: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(dense_flops, routed_flops, dense_rows, expert_rows)`` per chip: FLOPs and the GEMM M
-    dimension (token rows) of the dense matmuls and of one routed expert's grouped GEMM."""
-    group_tokens = tokens if one_group else tokens / s.adp
-    dense = 2.0 * group_tokens * shape.dense_matmul_params / (s.tp * s.pp)
+    """``(dense_flops, routed_flops, dense_rows, expert_rows)`` per chip: FLOPs of ``tokens`` and the
+    GEMM M dimension (token rows) of the dense matmuls and of one routed expert's grouped GEMM in the
+    step that carries them (``step_tokens``, default ``tokens``: they run alone)."""
+    groups = 1.0 if one_group else s.adp
+    rows = tokens if step_tokens is None else step_tokens
+    dense = 2.0 * tokens / groups * shape.dense_matmul_params / (s.tp * s.pp)
     routed = 2.0 * tokens * shape.experts_per_token * shape.expert_params * shape.num_moe_layers / s.gpus
-    expert_rows = tokens * shape.experts_per_token / max(shape.num_experts, 1)
-    return dense, routed, group_tokens, expert_rows
+    expert_rows = rows * shape.experts_per_token / max(shape.num_experts, 1)
+    return dense, routed, rows / groups, expert_rows
 
 
 def gemm_row_efficiency(rows: np.ndarray, m_half: np.ndarray) -> np.ndarray:
@@ -153,17 +157,21 @@ def gemm_row_efficiency(rows: np.ndarray, m_half: np.ndarray) -> np.ndarray:
 
 
 def gemm_compute_s(
-    shape: LLMShape, s: Setup, tokens: np.ndarray, eff: np.ndarray, one_group: bool = False
+    shape: LLMShape, s: Setup, tokens: np.ndarray, eff: np.ndarray, one_group: bool = False,
+    step_tokens: np.ndarray | None = None,
 ) -> np.ndarray:
     """Compute-bound GEMM time of ``tokens`` on the busiest chip, each part at its M-dependent efficiency.
 
-    Routed experts run as grouped GEMMs (CUTLASS grouped GEMM, DeepGEMM, Triton fused-MoE) whose
-    efficiency is the stack's ``expert_gemm_factor`` times the dense GEMM's: per-expert scheduling,
-    token permutation and block-scaled quantisation cost extra.
+    Routed experts run as grouped GEMMs (CUTLASS grouped GEMM, DeepGEMM, Triton fused-MoE): each
+    expert multiplies only the ``M_e = tokens x k / E`` rows routed to it (uniform routing), in
+    tiles of 64-128 rows per expert, so its efficiency is the dense GEMM's times
+    ``M_e / (M_e + M_half_expert)``. Few experts at large batch (Mixtral, 8 experts top-2: ``M_e =
+    tokens / 4``) run near the dense efficiency; many fine-grained experts at small batch (DeepSeek-V3,
+    256 top-8: ``M_e = tokens / 32``) pay for mostly empty tiles.
     """
-    dense, routed, m_dense, m_expert = _gemm_parts(shape, s, tokens, one_group)
+    dense, routed, m_dense, m_expert = _gemm_parts(shape, s, tokens, one_group, step_tokens)
     t_dense = dense / (s.peak_flops_per_s * eff * gemm_row_efficiency(m_dense, s.gemm_m_half))
-    eff_expert = eff * s.expert_gemm_factor * gemm_row_efficiency(m_expert, s.gemm_m_half)
+    eff_expert = eff * gemm_row_efficiency(m_expert, s.expert_m_half)
     t_routed = routed / (s.peak_flops_per_s * eff_expert)
     return t_dense + np.where(routed > 0, t_routed, 0.0)
 
@@ -198,7 +206,8 @@ def decode_step(shape: LLMShape, s: Setup, batch: np.ndarray, context_tokens: np
 
 
 def prefill_compute_s(
-    shape: LLMShape, s: Setup, tokens: np.ndarray, prompt_tokens: np.ndarray, one_group: bool = False
+    shape: LLMShape, s: Setup, tokens: np.ndarray, prompt_tokens: np.ndarray, one_group: bool = False,
+    step_tokens: np.ndarray | None = None,
 ) -> np.ndarray:
     """Compute time of ``tokens`` prefill tokens of prompts of ``prompt_tokens`` (weights not counted).
 
@@ -206,11 +215,12 @@ def prefill_compute_s(
     marginal cost of prefill mixed into decode steps (the weights are being read anyway). By default
     the prompts spread over the attention data-parallel groups (the instance's throughput cost);
     ``one_group`` is one prompt's latency: its dense part and attention run on one group while the
-    routed experts still spread over every chip.
+    routed experts still spread over every chip. ``step_tokens``: all tokens of the step the prefill
+    rides in (decode tokens included), which set the GEMMs' M dimension.
     """
     groups = 1.0 if one_group else s.adp
     attn = tokens * shape.attn_flops(prompt_tokens / 2.0) / (s.tp * s.pp * groups)
-    t_gemm = gemm_compute_s(shape, s, tokens, s.eff_prefill_gemm, one_group)
+    t_gemm = gemm_compute_s(shape, s, tokens, s.eff_prefill_gemm, one_group, step_tokens)
     t = t_gemm + attn / (s.attn_flops_per_s * s.eff_attention)
     return t + _collectives_s(shape, s, tokens, tokens if one_group else None)
 
@@ -219,7 +229,35 @@ def prefill_alone_s(shape: LLMShape, s: Setup, prompt_tokens: np.ndarray) -> np.
     """A prompt's prefill on an otherwise idle instance: compute vs weights read once, plus overhead."""
     t_c = prefill_compute_s(shape, s, prompt_tokens, prompt_tokens, one_group=True)
     t_w = _gemm_weight_bytes_per_gpu(shape, s, prompt_tokens) / (s.memory_bytes_per_s * s.eff_memory)
-    return np.maximum(t_c, t_w) + s.prefill_overhead_s
+    return np.maximum(t_c, t_w) + s.prefill_overhead_s + moe_prefill_overhead_s(shape, s)
+
+
+def moe_prefill_overhead_s(shape: LLMShape, s: Setup) -> np.ndarray:
+    """Fixed cost of one prefill pass through the MoE layers, outside the GEMM rooflines.
+
+    Each MoE layer of a prefill runs routing (top-k, softmax), token permutation and un-permutation
+    and, under expert parallelism, a synchronised dispatch and combine whose fixed latency
+    (hundreds of microseconds per layer for DeepEP's normal-mode kernels, DeepEP README) does not
+    shrink with the prompt; prefill passes are not CUDA-graph captured. A stack trait, zero for dense.
+    """
+    return shape.num_moe_layers * s.moe_layer_overhead_s * (1.0 if shape.is_moe else 0.0)
+
+
+def _burst_wait_s(
+    shape: LLMShape, s: Setup, c: np.ndarray, isl: np.ndarray, p_mixed: np.ndarray, step: np.ndarray
+) -> np.ndarray:
+    """Wait of a new prompt behind the bunched prompts of its closed-loop wave.
+
+    A fraction ``prefill_burst`` of the other ``C - 1`` prompts is queued ahead of it: their compute
+    (``p_mixed`` each) and the scheduler passes that carry them. One pass takes at most the stack's
+    ``token_budget`` prompt tokens per attention data-parallel rank (TensorRT-LLM ``max_num_tokens``,
+    vLLM ``max_num_batched_tokens``, SGLang ``chunked_prefill_size``), and each pass also pays the
+    stack's fixed step cost and that of its MoE layers (routing, permutation, EP sync); its
+    weight read overlaps the queued prompts' compute, which is counted already.
+    """
+    ahead = s.prefill_burst * (c - 1.0)
+    passes = ahead * isl / (s.token_budget * s.adp)
+    return ahead * p_mixed + passes * (s.step_overhead_s + moe_prefill_overhead_s(shape, s))
 
 
 @dataclass(frozen=True)
@@ -238,7 +276,8 @@ class Serving:
 
 
 def serve(
-    shape: LLMShape, s: Setup, concurrency: np.ndarray, input_tokens: np.ndarray, output_tokens: np.ndarray
+    shape: LLMShape, s: Setup, concurrency: np.ndarray, input_tokens: np.ndarray, output_tokens: np.ndarray,
+    closed_loop: np.ndarray | bool = True,
 ) -> Serving:
     """Continuous batching at ``concurrency`` requests in flight per instance (closed loop).
 
@@ -246,6 +285,8 @@ def serve(
     ``C / C_max`` round). Closed-loop clients that start together stay bunched, so a new prompt
     also waits for a fraction ``prefill_burst`` of the other in-flight prompts' prefill (0 when the
     arrivals are perfectly staggered, 1 when they all arrive at once; a stack's scheduling trait).
+    ``closed_loop`` False: Poisson arrivals (MLPerf LoadGen's Server scenario), which do not bunch;
+    their queueing is the M/D/1 wait alone.
     """
     c_req = np.maximum(np.asarray(concurrency, dtype=float), 1.0)
     osl = np.maximum(np.asarray(output_tokens, dtype=float), 1.0)
@@ -254,7 +295,10 @@ def serve(
     c = np.minimum(c_req, c_max)
     step = decode_step(shape, s, c, isl + osl / 2.0)["time_s"]
     p_alone = prefill_alone_s(shape, s, isl)
-    p_mixed = prefill_compute_s(shape, s, isl, isl)
+    # A prompt mixed into the running batch shares its step's GEMMs with the C decode tokens and the
+    # other prompts of that step, up to the stack's per-step token budget (chunked prefill).
+    step_tokens = c + np.minimum(np.maximum(isl, c / osl * isl), s.token_budget)
+    p_mixed = prefill_compute_s(shape, s, isl, isl, step_tokens=np.where(c > 1, step_tokens, isl))
     # C / OSL prompts join the batch per step; at C = 1 there is no other request to mix with.
     share = np.where(c > 1, (c / osl) * p_mixed, 0.0)
     tpot = step + share
@@ -262,7 +306,7 @@ def serve(
     rate = c / lifetime
     rho = np.where(c > 1, rate * p_mixed * (c - 1) / c, 0.0)
     wait = md1_wait_s(rho, p_mixed)
-    burst = s.prefill_burst * (c - 1.0) * p_mixed
+    burst = np.where(closed_loop, _burst_wait_s(shape, s, c, isl, p_mixed, step), 0.0)
     slot_wait = np.maximum(c_req / c_max - 1.0, 0.0) * lifetime
     ttft50 = p_alone + np.where(c > 1, 0.5 * step, 0.0) + wait * np.log(2.0) + burst + slot_wait
     ttft99 = p_alone + np.where(c > 1, step, 0.0) + wait * P99_TAIL + 2.0 * burst + slot_wait

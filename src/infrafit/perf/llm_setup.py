@@ -107,7 +107,8 @@ EFFICIENCY_FIELDS = {  # Setup field -> (phase, op_class) of its profile lookup
     "eff_memory": ("decode", "memory"), "eff_attention": ("*", "attention"),
     "step_overhead_s": ("decode", "step_overhead"), "prefill_overhead_s": ("prefill", "request_overhead"),
     "memory_reserve_fraction": ("*", "memory_reserve"), "prefill_burst": ("prefill", "burst"),
-    "gemm_m_half": ("*", "gemm_m_half"), "expert_gemm_factor": ("*", "expert_gemm"),
+    "gemm_m_half": ("*", "gemm_m_half"), "expert_m_half": ("*", "expert_m_half"),
+    "token_budget": ("*", "token_budget"), "moe_layer_overhead_s": ("prefill", "moe_layer_overhead"),
 }
 
 

@@ -15,7 +15,9 @@ Op classes and their units:
 - ``link_latency`` (seconds per collective hop) with phase ``scaleup`` / ``scaleout``
 - ``memory_reserve`` (fraction of device memory kept for activations, graphs and fragmentation)
 - ``burst`` (fraction: how bunched closed-loop prefill arrivals stay)
-- ``expert_gemm`` (ratio: grouped MoE expert-GEMM efficiency over a dense GEMM's)
+- ``expert_m_half`` (tokens: the rows per expert at which a grouped MoE GEMM reaches half its efficiency)
+- ``moe_layer_overhead`` (seconds per MoE layer of one prefill pass: routing, permutation, EP sync)
+- ``token_budget`` (tokens one scheduler step may carry: the chunked-prefill budget of a stack)
 - ``gemm_m_half`` (tokens: the GEMM rows at which a kernel reaches half its large-M efficiency)
 
 The file's ``unit`` column names each row's unit; it is fixed by the op class (``OP_CLASS_UNITS``), and
@@ -41,7 +43,7 @@ REQUIRED_COLUMNS = tuple(c for c in PROFILE_COLUMNS if c != "unit")
 #: The unit of ``value`` for each op class (see the module docstring).
 OP_CLASS_UNITS = {
     "gemm": "fraction", "attention": "fraction", "memory": "fraction", "memory_reserve": "fraction",
-    "burst": "fraction", "expert_gemm": "ratio", "gemm_m_half": "tokens", "step_overhead": "s",
+    "burst": "fraction", "expert_m_half": "tokens", "token_budget": "tokens", "moe_layer_overhead": "s", "gemm_m_half": "tokens", "step_overhead": "s",
     "request_overhead": "s", "link_latency": "s",
 }
 KEYS = ("generation", "stack", "precision", "phase", "op_class")

@@ -59,10 +59,11 @@ def _entry_metrics(ex: Expanded, s: Setup) -> dict[str, np.ndarray]:
     c = ex.cases
     isl = np.array([c[i].input_tokens for i in ex.case_index])
     osl = np.array([c[i].output_tokens for i in ex.case_index])
+    closed = np.array([c[i].mode != "server" for i in ex.case_index])  # MLPerf Server: Poisson arrivals
     for sid, idx in ex.groups.items():
         shape = ex.shapes[sid]
         sub = s.take(idx)
-        sv = serve(shape, sub, ex.concurrency[idx], isl[idx], osl[idx])
+        sv = serve(shape, sub, ex.concurrency[idx], isl[idx], osl[idx], closed[idx])
         out["ttft"][idx], out["tpot"][idx] = sv.ttft_p50_s, sv.tpot_p50_s
         out["ttft99"][idx], out["tpot99"][idx] = sv.ttft_p99_s, sv.tpot_p99_s
         out["rate"][idx] = sv.requests_per_s
