@@ -193,3 +193,23 @@ def test_beams_share_the_prompt_kv_prefix():
     free = (H100.memory_bytes - llm.weight_bytes_per_gpu(beams, s)[0]) * (1 - s.memory_reserve_fraction[0])
     per_req = (L70.kv_elements(1920.0) + 4 * L70.kv_elements(128.0)) * s.kv_bytes_per_element[0]
     assert shared == np.floor(free / per_req)
+
+
+def test_calibrated_overlay_replaces_gemm_and_memory_efficiency_for_that_device_only(tmp_path, monkeypatch):
+    """`infrafit calibrate` writes perf_profiles_bench.csv; the LLM model uses it for that accelerator."""
+    from infrafit.catalog import load_catalog
+    from infrafit.perf.llm_setup import ConfigRow, build_setup
+
+    (tmp_path / "perf_profiles_bench.csv").write_text(
+        "accelerator_id,precision,eff_compute_fraction,eff_memory_fraction,op_overhead_s,fitted_rows_count,"
+        "source,retrieved_on\nnvidia_h100_sxm,fp8,0.2,0.3,0.0001,12,infrafit calibrate (test),2026-11-30\n")
+    catalog = load_catalog(overlay_dir="")
+    rows = [ConfigRow(catalog.accelerator("h100"), "fp8", "vllm", 1, 1, 1, 1),
+            ConfigRow(catalog.accelerator("h200"), "fp8", "vllm", 1, 1, 1, 1)]
+    plain, _, _ = build_setup(rows)
+    monkeypatch.setenv("INFRAFIT_CATALOG", str(tmp_path))
+    calibrated, _, _ = build_setup(rows)
+    assert calibrated.eff_decode_gemm[0] == 0.2 and calibrated.eff_prefill_gemm[0] == 0.2
+    assert calibrated.eff_memory[0] == 0.3
+    assert calibrated.eff_memory[1] == plain.eff_memory[1]  # another device keeps the fitted profile
+    assert plain.eff_memory[0] != 0.3

@@ -112,6 +112,18 @@ EFFICIENCY_FIELDS = {  # Setup field -> (phase, op_class) of its profile lookup
 }
 
 
+def _calibrated(accelerator_id: str, precision: str) -> dict[str, float]:
+    """Compute and memory efficiencies that ``infrafit calibrate`` measured on this very accelerator
+    at this precision (catalog overlay, ``--catalog-dir`` / ``INFRAFIT_CATALOG``); {} when none.
+    They replace the fitted profile's GEMM and memory efficiencies for that device only."""
+    from infrafit.perf.calibrated import calibration_for
+
+    cal = calibration_for(accelerator_id, precision)
+    if cal is None:
+        return {}
+    return {"eff_prefill_gemm": cal.eff_compute, "eff_decode_gemm": cal.eff_compute, "eff_memory": cal.eff_memory}
+
+
 def build_setup(
     rows: Sequence[ConfigRow], profiles: Profiles | None = None
 ) -> tuple[Setup, list[PrecisionPlan], dict[str, np.ndarray]]:
@@ -137,6 +149,7 @@ def build_setup(
             "kv_bytes_per_element": bytes_per_element(plan.kv),
             **{fld: prof.rows[sources[fld][-1]].value for fld in EFFICIENCY_FIELDS},
         }
+        values.update(_calibrated(r.acc.id, plan.gemm))
         for k, val in values.items():
             cols[k].append(float(val))
     setup = Setup(**{k: np.asarray(v, dtype=float) for k, v in cols.items()})
