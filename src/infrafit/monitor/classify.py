@@ -87,10 +87,10 @@ def classify(s: Sample, link_bytes_per_s: float | None = None) -> Verdict:
     if cpu_bound:
         if gpu_util is not None:
             return Verdict("input_pipeline", f"CPU {busy:.1f} cores busy while the GPU is busy {gpu_util:.0%}")
-        return Verdict("cpu", f"{busy:.2f} cores busy of {s.cpu_cores}")
+        return Verdict("cpu", f"{busy:.2f} cores busy of {s.cpu_cores} {'core' if s.cpu_cores == 1 else 'cores'}")
     if busy < IDLE_CORES and _io_bytes(s) < IDLE_BYTES_PER_S and (gpu_util or 0.0) < 0.05:
         return Verdict("idle", f"{busy:.2f} cores busy, {_io_bytes(s) / KB:.0f} kB/s I/O")
-    return Verdict("under_used", f"{busy:.2f} cores busy of {s.cpu_cores}"
+    return Verdict("under_used", f"{busy:.2f} cores busy of {s.cpu_cores} {'core' if s.cpu_cores == 1 else 'cores'}"
                    + (f", GPU busy {gpu_util:.0%}" if gpu_util is not None else ""))
 
 

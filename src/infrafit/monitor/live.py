@@ -17,7 +17,7 @@ class LiveView:
 
     def update(self, s: Sample, bottleneck: str) -> None:
         table = Table("metric", "value", title=f"t = {s.t_s:.0f} s · bottleneck: {bottleneck}")
-        table.add_row("CPU busy", f"{s.cpu_busy_fraction:.0%} of {s.cpu_cores} cores (iowait {s.iowait_fraction:.0%})")
+        table.add_row("CPU busy", f"{s.cpu_busy_fraction:.0%} of {s.cpu_cores} {'core' if s.cpu_cores == 1 else 'cores'} (iowait {s.iowait_fraction:.0%})")
         if s.proc_cpu_cores is not None:
             table.add_row("process", f"{s.proc_cpu_cores:.2f} cores, RSS {fmt_bytes(s.proc_rss_bytes or 0)}, "
                                      f"{s.proc_threads} threads")

@@ -18,13 +18,17 @@ from infrafit.units import fmt_bytes
 HEADROOM = 0.3
 
 
+def _cores(n: float) -> str:
+    return "core" if n == 1 else "cores"
+
+
 def cpu_advice(summary: Summary, cores: int) -> list[str]:
     need = max(1, math.ceil(summary.cpu_busy_cores_p95 * (1 + HEADROOM)))
     if summary.samples == 0:
         return []
     if need < cores:
-        return [f"CPU: p95 {summary.cpu_busy_cores_p95:.1f} of {cores} cores busy: "
-                f"{need} cores (with {HEADROOM:.0%} headroom) would carry this load"]
+        return [f"CPU: p95 {summary.cpu_busy_cores_p95:.1f} of {cores} {_cores(cores)} busy: "
+                f"{need} {_cores(need)} (with {HEADROOM:.0%} headroom) would carry this load"]
     if summary.dominant == "cpu":
         return [f"CPU-bound: p95 {summary.cpu_busy_cores_p95:.1f} cores busy; more or faster cores "
                 "(or parallelising the hot loop) would shorten it"]
