@@ -113,13 +113,20 @@ def build_estimate(workload: Any, config: Config, catalog: Any, *, shape: dict, 
                                                  "op_overhead_s": cal.op_overhead_s, "source": cal.source},
         "why": _why(bottleneck, cap, server),
     }
-    return Estimate(config=config, stack=config.stack or _default_stack(acc), fits=bool(cap.fits[0]), memory=memory,
+    stack = config.stack or _default_stack(acc, model.kind, getattr(workload, "framework", None))
+    return Estimate(config=config, stack=stack, fits=bool(cap.fits[0]), memory=memory,
                     throughput={"samples_per_s": rate, "requests_per_s": rate},
                     latency=Latency(e2e_s=Percentiles(p50=p50, p99=p99)), server=server, bottleneck=bottleneck,
                     breakdown=breakdown, notes=tuple(notes))
 
 
-def _default_stack(acc: Any) -> str:
+def _default_stack(acc: Any, model_kind: str | None = None, framework: str | None = None) -> str:
+    """The serving stack when none is given. Tree ensembles (tabular) are served by the library that
+    trained them: XGBoost's predictor runs on the CPU and, with ``device=cuda``, on NVIDIA GPUs
+    (frameworks.csv, runtime column); scikit-learn on the CPU only. Other kinds: TensorRT on NVIDIA,
+    JAX on TPU, PyTorch elsewhere."""
+    if model_kind == "tabular" and framework:
+        return str(framework)
     return {"gpu": "tensorrt" if "nvidia" in acc.id else "pytorch", "tpu": "jax", "cpu": "pytorch"}.get(
         acc.kind, "pytorch")
 

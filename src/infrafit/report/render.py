@@ -28,9 +28,10 @@ def short_accelerator(acc_id: str) -> str:
 
 
 def _perf_summary(option: dict[str, Any]) -> str:
-    """p99 latencies at the load the plan runs the option at (``at_capacity``), else the estimate's."""
+    """p99 latencies at the load the plan runs the option at (``performance.latency`` is the option as
+    planned: the same figures the why lines and the ranking use)."""
     perf = option.get("performance") or {}
-    lat = (perf.get("at_capacity") or {}).get("latency") or perf.get("latency") or {}
+    lat = perf.get("latency") or {}
     parts = []
     if lat.get("ttft_s"):
         parts.append(f"TTFT p99 {fmt_duration(lat['ttft_s']['p99'])}")

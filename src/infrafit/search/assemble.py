@@ -11,6 +11,7 @@ from datetime import date
 import numpy as np
 
 from infrafit.search import explain as ex
+from infrafit.search import operating as op
 from infrafit.search.pareto import diverse_top, pareto_mask
 from infrafit.units import fmt_usd
 
@@ -44,9 +45,9 @@ def performance_json(part, i: int, workload, catalog) -> dict:
     for name, key in (("ttft_p99_s", "ttft_s"), ("tpot_p99_s", "tpot_s"), ("latency_p99_s", "e2e_s"),
                       ("e2e_p99_s", "e2e_s")):
         if name in ev.slo:
-            lat[key] = {"p50": None, "p99": float(ev.slo[name][0][i])}
+            lat[key] = {"p50": _p50(ev, key, i), "p99": float(ev.slo[name][0][i])}
     if part.task == "serve" and lat["ttft_s"] is None and lat["e2e_s"] is None and np.isfinite(ev.metric[i]):
-        lat["e2e_s"] = {"p50": None, "p99": float(ev.metric[i])}
+        lat["e2e_s"] = {"p50": _p50(ev, "e2e_s", i), "p99": float(ev.metric[i])}
     shares = {k: v for k, v in terms.items() if k.endswith("_share")}
     step = {k: v for k, v in terms.items() if k.endswith("_s") and k != "throughput_output_tokens_per_s"}
     if step:
@@ -58,6 +59,8 @@ def performance_json(part, i: int, workload, catalog) -> dict:
         throughput["requests_per_s"] = float(ev.capacity[i])
         if "throughput_output_tokens_per_s" in terms:
             throughput["output_tokens_per_s"] = terms["throughput_output_tokens_per_s"]
+        else:
+            throughput["samples_per_s"] = float(ev.capacity[i])
     else:
         throughput["mfu_fraction"] = terms.get("mfu_fraction")
     return {
@@ -70,7 +73,13 @@ def performance_json(part, i: int, workload, catalog) -> dict:
         "time_to_train_s": float(ev.time_to_train_s[i]) if np.isfinite(ev.time_to_train_s[i]) else None,
         "server": None, "bottleneck": bottleneck,
         "breakdown": {**terms, "time_shares": shares}, "notes": list(r.get("notes", [])),
+        "operating_point": r.get("operating_point"),
     }
+
+
+def _p50(ev, key: str, i: int) -> float | None:
+    v = ev.p50.get(key)
+    return float(v[i]) if v is not None and np.isfinite(v[i]) else None
 
 
 def _host_spec(catalog, row):
@@ -110,9 +119,12 @@ def serving_server(workload, catalog, row, rate: float, count: int, weights_byte
 
 
 def estimate_shaped(part, i: int, workload, catalog) -> dict:
-    """The option's performance block: ``perf.estimate.estimate`` for its configuration (memory
-    breakdown, latency p50/p99, server sizing, bottleneck, time shares) with the planner's numbers
-    at the capacity point under ``at_capacity``; the planner's own block when the estimate fails."""
+    """The option's performance block, describing the option AS PLANNED: ``throughput``, ``latency``
+    (p50 and p99) and ``time_to_train_s`` at the operating point the plan sizes and prices
+    (``operating_point``); memory breakdown, server sizing, bottleneck and time shares from
+    ``perf.estimate.estimate`` for the configuration, whose own throughput and latency (at the load
+    it picks by itself) are kept under ``estimate_at_max_rate``. ``at_capacity`` repeats the planned
+    figures (an older key, kept). The planner's own block when the estimate fails."""
     from infrafit.perf.estimate import estimate
     from infrafit.perf.types import Config
 
@@ -129,7 +141,14 @@ def estimate_shaped(part, i: int, workload, catalog) -> dict:
     except Exception as exc:  # noqa: BLE001 - keep the planner's block, say why
         own["notes"] = [*own["notes"], f"detailed estimate unavailable: {str(exc).split('. To fix')[0]}"]
         return own
-    out["at_capacity"] = {"throughput": own["throughput"], "latency": own["latency"],
+    out["estimate_at_max_rate"] = {"throughput": out.get("throughput"), "latency": out.get("latency"),
+                                   "time_to_train_s": out.get("time_to_train_s")}
+    # Training has one operating point: the estimate's throughput keys stay, the planner's figures win.
+    out["throughput"] = own["throughput"] if part.task == "serve" else {**(out.get("throughput") or {}),
+                                                                       **own["throughput"]}
+    out["latency"] = own["latency"] if part.task == "serve" else out.get("latency")
+    out["operating_point"] = own["operating_point"]
+    out["at_capacity"] = {"throughput": out["throughput"], "latency": out["latency"],
                           "time_to_train_s": own["time_to_train_s"], "memory_per_accelerator_bytes":
                           own["memory"]["per_accelerator_bytes"]}
     row = part.offers.iloc[i]
@@ -171,8 +190,10 @@ def option_json(part, i: int, ctx: dict) -> dict:
                        ex.cost_drivers(cost["breakdown"], cost["tco_usd"])) if x]
     if part.task == "serve" and np.isfinite(part.ev.capacity[i]):
         peak = max(cost["replicas"]) if cost["replicas"] else 1
-        why.append(f"capacity {part.ev.capacity[i]:,.2f} requests/s per replica within the SLOs; "
-                   f"{peak:.0f} replica(s) held at the peak month (fixed modes)")
+        point = ex.SLO_LABEL.get((cfg.get("operating_point") or {}).get("metric", ""), "p99")
+        why.extend(x for x in [op.why_line(cfg.get("operating_point"), point)] if x)
+        why.append(f"{peak:.0f} replica(s) of {part.ev.capacity[i]:,.3g} requests/s held at the peak month "
+                   "(fixed modes)")
     comp = ctx["compat"][row["family"]]
     risks = []
     if comp.support != "first-class":

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from infrafit.search import operating as op
 from infrafit.units import SECONDS_PER_DAY
 
 #: Concurrency grid per replica for continuous batching (closed loop, requests in flight).
@@ -42,12 +43,14 @@ class Evaluated:
     memory_capacity_bytes: np.ndarray
     slo: dict[str, tuple[np.ndarray, float]] = field(default_factory=dict)  # name -> (value per row, limit)
     terms: list[dict[str, float]] = field(default_factory=list)  # roofline terms of each row
+    p50: dict[str, np.ndarray] = field(default_factory=dict)  # latency key (ttft_s, tpot_s, e2e_s) -> p50 (s)
 
     def take(self, idx: np.ndarray) -> Evaluated:
         idx = np.asarray(idx, dtype=int)
         return Evaluated([self.rows[i] for i in idx], self.fits[idx], self.capacity[idx], self.time_to_train_s[idx],
                          self.metric[idx], self.memory_bytes[idx], self.memory_capacity_bytes[idx],
-                         {k: (v[idx], lim) for k, (v, lim) in self.slo.items()}, [self.terms[i] for i in idx])
+                         {k: (v[idx], lim) for k, (v, lim) in self.slo.items()}, [self.terms[i] for i in idx],
+                         {k: v[idx] for k, v in self.p50.items()})
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -98,8 +101,9 @@ def ttft_p99_at_long_prompt(shape, grid, ttft_p99_s: np.ndarray, isl: float, isl
 
 
 def evaluate_llm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, ...], stacks_for, traffic, slo,
-                 profiles=None) -> Evaluated:
-    """Continuous-batching capacity of every (accelerator, count) x precision x stack x layout."""
+                 profiles=None, targets: tuple[float, ...] = ()) -> Evaluated:
+    """Continuous-batching capacity of every (accelerator, count) x precision x stack x layout, at its
+    SLO-limited load and at ``targets`` (fractions of that rate, ``search.operating``)."""
     from infrafit.perf.llm import decode_step, max_concurrency, serve, weight_bytes_per_gpu
     from infrafit.perf.llm_setup import ConfigRow, build_setup
     from infrafit.perf.llm_shape import shape_from_arch
@@ -134,35 +138,52 @@ def evaluate_llm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, ...]
         if limit:
             ok &= value <= limit
     rate = np.where(ok & fits[:, None], sv.requests_per_s, 0.0)
-    best = np.argmax(rate, axis=1)
-    # With no feasible concurrency, report the least-violating one (concurrency 1) for the reasons.
-    j = np.where(rate.max(axis=1) > 0, best, 0)
-    r = np.arange(len(rows))
-    capacity = rate[r, j]
+    # Every configuration at its SLO-limited load, plus (latency, balanced) lighter loads: operating.py.
+    ri, j, names = op.point_indices(rate, targets)
+    j_max = np.where(rate.max(axis=1) > 0, np.argmax(rate, axis=1), 0)
+    sub = _take_setup(setup, ri, len(rows))
+    capacity = rate[ri, j]
     chosen_c = CONCURRENCY_GRID[j]
-    w = weight_bytes_per_gpu(shape, setup)
-    kv_per_seq = shape.kv_elements(isl + osl) * setup.kv_bytes_per_element / np.minimum(setup.tp, shape.kv_shards_max)
-    kv = kv_per_seq * np.minimum(chosen_c, np.maximum(cmax, 1)) / setup.adp
-    step = decode_step(shape, setup, np.minimum(chosen_c, np.maximum(cmax, 1)), np.full(len(rows), isl + osl / 2))
-    terms = [{"gemm_compute_s": float(step["gemm_compute_s"][i]), "weights_read_s": float(step["gemm_memory_s"][i]),
-              "kv_read_s": float(step["kv_read_s"][i]), "attention_compute_s": float(step["attention_compute_s"][i]),
-              "collectives_s": float(step["collectives_s"][i]), "overhead_s": float(step["overhead_s"][i]),
-              "concurrency": float(chosen_c[i]), "kv_max_concurrency": float(cmax[i]),
-              "throughput_output_tokens_per_s": float(sv.output_tokens_per_s[i, j[i]])}
-             for i in r]
+    in_flight = np.minimum(chosen_c, np.maximum(cmax[ri], 1))
+    w = weight_bytes_per_gpu(shape, sub)
+    kv_per_seq = shape.kv_elements(isl + osl) * sub.kv_bytes_per_element / np.minimum(sub.tp, shape.kv_shards_max)
+    kv = kv_per_seq * in_flight / sub.adp
+    step = decode_step(shape, sub, in_flight, np.full(len(ri), isl + osl / 2))
+    terms = [{"gemm_compute_s": float(step["gemm_compute_s"][k]), "weights_read_s": float(step["gemm_memory_s"][k]),
+              "kv_read_s": float(step["kv_read_s"][k]), "attention_compute_s": float(step["attention_compute_s"][k]),
+              "collectives_s": float(step["collectives_s"][k]), "overhead_s": float(step["overhead_s"][k]),
+              "concurrency": float(chosen_c[k]), "kv_max_concurrency": float(cmax[i]),
+              "throughput_output_tokens_per_s": float(sv.output_tokens_per_s[i, j[k]])}
+             for k, i in enumerate(ri)]
     for i, p in enumerate(plans):
         cfg[i]["notes"] = list(p.notes)
-    slo_out = {k: (v[r, j], float(lim)) for k, (v, lim) in limits.items() if lim}
-    slo_out.setdefault("ttft_p99_s", (ttft99[r, j], float("nan")))
-    slo_out.setdefault("tpot_p99_s", (tpot99[r, j], float("nan")))
-    metric = ttft99[r, j]
-    return Evaluated(cfg, fits, capacity, np.full(len(rows), np.nan), metric, w + kv,
-                     setup.memory_bytes * 1.0, slo_out, terms)
+    out_rows = []
+    for k, i in enumerate(ri):
+        point = op.describe(names[k], f"{chosen_c[k]:.0f} requests in flight", float(capacity[k]),
+                            float(rate[i, j_max[i]]), "ttft_p99_s", float(ttft99[i, j[k]]),
+                            float(ttft99[i, j_max[i]]))
+        out_rows.append({**cfg[i], "operating_point": point})
+    slo_out = {k: (v[ri, j], float(lim)) for k, (v, lim) in limits.items() if lim}
+    slo_out.setdefault("ttft_p99_s", (ttft99[ri, j], float("nan")))
+    slo_out.setdefault("tpot_p99_s", (tpot99[ri, j], float("nan")))
+    ttft50, tpot50 = sv.ttft_p50_s[ri, j], sv.tpot_p50_s[ri, j]
+    p50 = {"ttft_s": ttft50, "tpot_s": tpot50, "e2e_s": ttft50 + (osl - 1.0) * tpot50}
+    return Evaluated(out_rows, fits[ri], capacity, np.full(len(ri), np.nan), ttft99[ri, j], w + kv,
+                     np.broadcast_to(np.asarray(setup.memory_bytes, float), (len(rows),))[ri], slo_out, terms, p50)
+
+
+def _take_setup(setup, idx: np.ndarray, n: int):
+    """The setup's per-configuration arrays (length ``n``) at ``idx``; scalars and broadcasts stay."""
+    def pick(v):
+        a = np.asarray(v)
+        return a[idx] if a.ndim >= 1 and a.shape[0] == n else a
+    return replace(setup, **{f.name: pick(getattr(setup, f.name)) for f in fields(setup)})
 
 
 def evaluate_nonllm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, ...], latency_slo_s, realtime: bool,
-                    work_shape: dict) -> Evaluated:
-    """Samples/s per replica within the latency SLO (realtime) or offline (batch)."""
+                    work_shape: dict, targets: tuple[float, ...] = (), framework: str | None = None) -> Evaluated:
+    """Samples/s per replica within the latency SLO (realtime) or offline (batch); realtime also at
+    ``targets`` (fractions of the SLO-limited rate: smaller batches, ``search.operating``)."""
     from infrafit.perf.nonllm import nonllm_capacity
     from infrafit.perf.nonllm_estimate import _default_stack
     from infrafit.perf.nonllm_work import sample_work
@@ -177,18 +198,29 @@ def evaluate_nonllm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, .
         work = sample_work(arch, p, **work_shape)
         rate = cap["samples_per_s"] if realtime else cap["offline_samples_per_s"]
         lat = cap["p99_s"]
-        for i, (acc, n) in enumerate(pairs):
-            parts.append(({"accelerator": acc.id, "count": n, "precision": p, "stack": _default_stack(acc),
-                           "tp": 1, "pp": 1, "dp": n, "ep": 1, "batch": float(cap["batch"][i])},
-                          bool(cap["fits"][i]), float(rate[i]), float(lat[i]), float(work.weight_bytes),
-                          float(acc.memory_bytes)))
-    if not parts:
-        return _empty()
-    cfg, fits, rate, lat, mem, capb = zip(*parts, strict=True)
+        batch = np.asarray(cap["batch"], float)
+        points = [(i, op.MAX_RATE, float(batch[i]), float(rate[i]), float(lat[i])) for i in range(len(pairs))]
+        if realtime and targets and latency_slo_s:
+            grid, g_rate, g_p99 = op.nonllm_rate_grid(arch, accs, counts, p, latency_slo_s, work_shape)
+            ri, j, names = op.point_indices(g_rate, targets)
+            points += [(int(i), nm, float(grid[jj]), float(g_rate[i, jj]), float(g_p99[i, jj]))
+                       for i, jj, nm in zip(ri, j, names, strict=True) if nm != op.MAX_RATE]
+        for i, name, b, r, p99 in points:
+            acc, n = pairs[i]
+            point = op.describe(name, f"batch {b:g}", r, float(rate[i]), "latency_p99_s", p99, float(lat[i]))
+            # p50: half a step of waiting, then the request's own step (perf.nonllm.latency_at_rate)
+            p50 = 1.5 * b * n / r if r > 0 else float("nan")
+            parts.append(({"accelerator": acc.id, "count": n, "precision": p,
+                           "stack": _default_stack(acc, arch.kind, framework),
+                           "tp": 1, "pp": 1, "dp": n, "ep": 1, "batch": b, "operating_point": point},
+                          bool(cap["fits"][i]), r, p99, float(work.weight_bytes + b * work.activation_bytes),
+                          float(acc.memory_bytes), p50))
+    cfg, fits, rate_a, lat, mem, capb, p50 = zip(*parts, strict=True)
     lat_a = np.asarray(lat, float)
     slo = {"latency_p99_s": (lat_a, float(latency_slo_s))} if latency_slo_s and realtime else {}
-    return Evaluated(list(cfg), np.asarray(fits), np.asarray(rate, float), np.full(len(cfg), np.nan), lat_a,
-                     np.asarray(mem, float), np.asarray(capb, float), slo, [{} for _ in cfg])
+    return Evaluated(list(cfg), np.asarray(fits), np.asarray(rate_a, float), np.full(len(cfg), np.nan), lat_a,
+                     np.asarray(mem, float), np.asarray(capb, float), slo, [{} for _ in cfg],
+                     {"e2e_s": np.asarray(p50, float)} if realtime else {})
 
 
 def ideal_train_s(shape, acc, count: int, precision: str, seq_len: int, total_samples: float) -> float:

@@ -66,8 +66,9 @@ def _stacks_for(catalog, task: str):
 
 
 def evaluate_configs(workload, arch, catalog, offers: pd.DataFrame, task: str,
-                     multiples) -> tuple[Evaluated, dict[str, str]]:
-    """Evaluate every distinct (accelerator, chips per replica) the offers can build."""
+                     multiples, targets: tuple[float, ...] = ()) -> tuple[Evaluated, dict[str, str]]:
+    """Evaluate every distinct (accelerator, chips per replica) the offers can build; serving also at
+    the lighter operating points ``targets`` (``search.operating``)."""
     from infrafit.search import evaluate as ev
 
     chips = sorted({(acc.id, c * k) for acc, c, k in _pairs(offers, catalog, multiples)})
@@ -78,14 +79,16 @@ def evaluate_configs(workload, arch, catalog, offers: pd.DataFrame, task: str,
     inf = workload.inference
     if arch.kind == "decoder":
         prec = precisions if workload.precision != "auto" else ev.LLM_PRECISIONS_AUTO
-        return ev.evaluate_llm(arch, pairs, prec, _stacks_for(catalog, task), inf.traffic, inf.slo), {}
+        return ev.evaluate_llm(arch, pairs, prec, _stacks_for(catalog, task), inf.traffic, inf.slo,
+                               targets=targets), {}
     slo = inf.slo.latency_p99_s or inf.slo.e2e_p99_s
     prec = precisions if workload.precision != "auto" else ("fp32", "bf16", "fp16", "int8")
     shape = {}
     if arch.kind == "encoder" and inf.traffic.input_tokens is not None:
         shape["seq_len"] = float(inf.traffic.input_tokens.mean)
     realtime = inf.mode in ("realtime", "edge", "mixed") and bool(slo)
-    return ev.evaluate_nonllm(arch, pairs, prec, slo, realtime, shape), {}
+    return ev.evaluate_nonllm(arch, pairs, prec, slo, realtime, shape, targets=targets,
+                              framework=workload.framework), {}
 
 
 def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples) -> tuple[pd.DataFrame, np.ndarray]:

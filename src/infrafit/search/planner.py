@@ -20,6 +20,7 @@ from infrafit.search import assemble
 from infrafit.search.compat import family_compat
 from infrafit.search.evaluate import MODEL_ERROR_PREFIX
 from infrafit.search.offers import families_without_offers, filter_offers, residency_mask
+from infrafit.search.operating import targets_for
 from infrafit.search.parts import (
     INFERENCE_INSTANCE_MULTIPLES,
     TRAINING_INSTANCE_MULTIPLES,
@@ -33,13 +34,18 @@ from infrafit.units import fmt_bytes
 OBJECTIVES = ("cost", "latency", "time", "balanced")
 
 
+def _point(row: dict) -> str | None:
+    return (row.get("operating_point") or {}).get("name")
+
+
 def _best_per_config(ev, keys=("accelerator", "count", "precision")):
-    """Keep the row with the largest capacity (or shortest training) per configuration key."""
+    """Keep the row with the largest capacity (or shortest training) per configuration key and
+    operating point (``search.operating``)."""
     score = np.where(np.isfinite(ev.capacity), ev.capacity, -ev.time_to_train_s)
     score = np.where(np.isnan(score), -np.inf, score)
     best: dict[tuple, int] = {}
     for i, r in enumerate(ev.rows):
-        k = tuple(r[x] for x in keys)
+        k = (*(r[x] for x in keys), _point(r))
         if k not in best or score[i] > score[best[k]]:
             best[k] = i
     return np.array(sorted(best.values()), dtype=int)
@@ -81,10 +87,10 @@ def _family_failures(ev, task: str, fam_of: dict[str, str], failures: dict[str, 
             task, n, float(v[i]), float(lim), f"{r['count']}x {r['accelerator']}, {r['precision']}"))
 
 
-def build_part(workload, arch, catalog, offers, compat, task: str) -> Part:
-    """Evaluate, prune and price one part over ``offers``."""
+def build_part(workload, arch, catalog, offers, compat, task: str, objective: str = "cost") -> Part:
+    """Evaluate, prune and price one part over ``offers`` (serving at the objective's operating points)."""
     multiples = TRAINING_INSTANCE_MULTIPLES if task == "train" else INFERENCE_INSTANCE_MULTIPLES
-    ev, pruned = evaluate_configs(workload, arch, catalog, offers, task, multiples)
+    ev, pruned = evaluate_configs(workload, arch, catalog, offers, task, multiples, targets_for(objective))
     fam_of = {a.id: a.family for a in catalog.accelerators.values()}
     failures: dict[str, list[str]] = {}
     for key, why in pruned.items():
@@ -171,7 +177,7 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
             train_offers = kept[residency_mask(kept, pl.training_regions, pl.countries)].reset_index(drop=True)
         parts["train"] = build_part(workload, arch, catalog, train_offers, compat, "train")
     if workload.inference is not None:
-        parts["serve"] = build_part(workload, arch, catalog, kept, compat, "serve")
+        parts["serve"] = build_part(workload, arch, catalog, kept, compat, "serve", objective)
     masks = {}
     for name, part in parts.items():
         for fam, lines in part.failures.items():
