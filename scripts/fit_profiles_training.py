@@ -9,8 +9,10 @@ pull toward the documented defaults (so a generation with two rows cannot run aw
 finite-difference gradients. Layouts are re-searched with the fitted profile and the fit repeated
 (layout choice depends weakly on the constants). Keys are physical only: chip generation, model
 class (transformer / cnn / diffusion). ``--cv`` reports leave-one-accelerator-family-out and
-leave-one-workload-out MdAPE (the held-out generation falls back to the ``*`` row: the median of
-the fitted generations).
+leave-one-workload-out MdAPE; a held-out generation takes the same physical prior as any unseen
+generation at run time (``TrainingProfile.resolve_generation``: nearest fitted ancestor in the vendor
+lineage, else the median of the same vendor and kind, else of CPUs or of accelerators), printed
+beside each family.
 """
 
 from __future__ import annotations
@@ -215,7 +217,11 @@ def cross_validate(rows, ctx, key: str):
         profile, _, _ = fit(train, ctx, rounds=1)
         held = TrainingProfile({k: v for k, v in profile.values.items()})
         md, _, n = mdape_by_family(test, ctx, held)
-        out[group] = (n, md)
+        gens = sorted({r["accelerator_id"] for r in test})
+        priors = sorted({f"{g}: {held.resolve_generation(g)[0]}"
+                         for g in {str(ctx.catalog.accelerator(a).generation) for a in gens}
+                         if not held.has_generation(g)})
+        out[group] = (n, md, "; ".join(priors))
     return out
 
 
@@ -241,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--write", action="store_true", help=f"write {OUT.relative_to(ROOT)}")
     ap.add_argument("--cv", action="store_true", help="leave-one-family-out and leave-one-workload-out CV")
+    ap.add_argument("--cv-keys", nargs="+", default=["accelerator_family", "workload"],
+                    choices=["accelerator_family", "workload"], help="which cross-validations --cv runs")
     args = ap.parse_args(argv)
     ctx = Ctx()
     rows = training_rows(args.data)
@@ -257,10 +265,10 @@ def main(argv: list[str] | None = None) -> int:
         write_csv(profile, len(kept), OUT)
         print(f"wrote {OUT}")
     if args.cv:
-        for key in ("accelerator_family", "workload"):
-            print(f"leave-one-{key}-out:")
-            for g, (k, v) in cross_validate(rows, ctx, key).items():
-                print(f"  {g:32s} rows {k:4d}  MdAPE {v:.3f}")
+        for key in args.cv_keys:
+            print(f"leave-one-{key}-out:", flush=True)
+            for g, (k, v, prior) in cross_validate(rows, ctx, key).items():
+                print(f"  {g:32s} rows {k:4d}  MdAPE {v:.3f}  {prior}", flush=True)
     return 0
 
 

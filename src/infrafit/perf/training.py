@@ -54,16 +54,33 @@ def quantized_training_precision(acc: Any) -> str | None:
     return fmt if acc.peak(fmt) > _bf16_peak(acc) else None
 
 
+#: Formats that store weights but never run a training GEMM: the matmuls run at 16 bits.
+STORAGE_ONLY_FORMATS = ("int4",)
+#: QLoRA's compute dtypes (bitsandbytes ``bnb_4bit_compute_dtype``; Dettmers et al. 2023 sec. 3).
+QLORA_COMPUTE_FORMATS = ("bf16", "fp16", "fp32")
+
+
 def training_precision(acc: Any, requested: str | None, shape: TrainShape,
-                       fastest: bool = False) -> tuple[str, list[str]]:
+                       fastest: bool = False, method: str = "full") -> tuple[str, list[str]]:
     """The precision the matmuls run at, with notes on any fallback.
 
     With none requested: bf16, except for decoder LLMs on a chip whose 8-bit format is faster than
     bf16: fp8 on GPUs (the default of Transformer Engine recipes) always; int8 (AQT) on TPUs only when
     ``fastest`` (a time-to-train competition, where submitters use it; MaxText's default is bf16).
+    QLoRA stores the frozen base in 4-bit NF4 but dequantises it to bf16/fp16 for every GEMM, so its
+    matmuls run at the 16-bit peak whatever is requested; int4 is a storage format for any method.
     """
     notes: list[str] = []
     want = requested or "bf16"
+    if method == "qlora":
+        if want not in QLORA_COMPUTE_FORMATS:
+            notes.append(f"QLoRA stores the base weights in 4-bit NF4 and dequantises them to 16 bits before "
+                         f"each GEMM: matmuls run at bf16/fp16, not {want}")
+            want = "bf16"
+        requested = want  # no 8-bit default: the compute dtype is 16-bit
+    elif want in STORAGE_ONLY_FORMATS:
+        notes.append(f"{want} is a weight-storage format, not a training GEMM precision: matmuls run at bf16")
+        want = "bf16"
     if not requested and shape.kind == "decoder":
         q = quantized_training_precision(acc)
         if q and (fastest or q == "fp8"):
@@ -113,10 +130,14 @@ def train_run(shape: TrainShape, acc: Any, count: int, *, seq_len: int, global_b
 
     ``fastest``: with no precision given, use the chip's 8-bit training format (as MLPerf submitters do).
     """
-    prec, notes = training_precision(acc, precision, shape, fastest)
+    prec, notes = training_precision(acc, precision, shape, fastest, method)
+    prof = profile or load_profile()
+    how, _eff = prof.resolve_generation(str(acc.generation))
+    if how != str(acc.generation):
+        notes.append(f"no calibration rows for {acc.generation}: compute efficiency from {how}")
     chip = Chip.from_accelerator(acc, prec)
     layouts = search(shape, chip, count, seq_len, global_batch, method, lora_rank=lora_rank, fixed=fixed,
-                     top=top, profile=profile or load_profile())
+                     top=top, profile=prof)
     if not layouts:
         raise InputError(f"no parallel layout splits global batch {global_batch} over {count} chips",
                          fix="use a global batch divisible by the data-parallel degree, or another count")
@@ -139,7 +160,7 @@ def best_layouts(model: Any, accelerator: Any, count: int, seq_len: int, global_
                  top: int = 5, profile: TrainingProfile | None = None) -> list[Layout]:
     """The ``top`` layouts (fitting first, then fastest) for a model (``ModelArch`` or ``TrainShape``)."""
     shape = model if isinstance(model, TrainShape) else from_model_arch(model)
-    prec, _ = training_precision(accelerator, precision, shape)
+    prec, _ = training_precision(accelerator, precision, shape, method=method)
     chip = Chip.from_accelerator(accelerator, prec)
     return search(shape, chip, count, seq_len, global_batch, method, lora_rank=lora_rank, top=top,
                   profile=profile or load_profile())

@@ -22,11 +22,19 @@ Parameters (see docs/performance-training.md):
   most TDP / it (power-limited clocks). Fitted only for generations whose SKUs differ in TDP per
   peak FLOP/s (otherwise it is not identifiable); ``*`` = the lowest fitted value (an unseen
   generation is most likely a newer, more efficient process node); 0 = no cap.
+
+Unseen generations (no ``compute_efficiency_generation`` row) take a physical prior instead of the
+plain median (``resolve_generation``): the nearest fitted ancestor in the vendor's architecture
+lineage (``catalog/data/perf_generation_lineage.csv``: B300 is Blackwell, MI355X (CDNA 4) -> CDNA 3,
+Gaudi 3 -> Gaudi 2, Granite Rapids -> Emerald Rapids -> Sapphire Rapids), else the median of the
+fitted generations of the same vendor and chip kind, else of the same class of chip (CPUs apart from
+accelerators: a CPU's matrix unit sits behind a cache hierarchy and DDR, not HBM), else ``*``.
 """
 
 from __future__ import annotations
 
 import csv
+import statistics
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -35,6 +43,7 @@ from pathlib import Path
 from infrafit.errors import CatalogError
 
 PROFILE_FILE = "perf_profiles_training.csv"
+LINEAGE_FILE = "perf_generation_lineage.csv"
 COLUMNS = ("parameter", "generation", "model_class", "value", "unit", "fit_date", "fit_rows", "source",
            "retrieved_on")
 MODEL_CLASSES = ("transformer", "lora", "cnn", "diffusion")
@@ -81,12 +90,25 @@ class TrainingProfile:
     def has_generation(self, generation: str) -> bool:
         return ("compute_efficiency_generation", generation, "*") in self.values
 
+    def fitted_generations(self) -> list[str]:
+        return sorted(g for (p, g, _c) in self.values if p == "compute_efficiency_generation" and g != "*")
+
+    def resolve_generation(self, generation: str) -> tuple[str, float]:
+        """(how the efficiency of ``generation`` was found, the generation efficiency): the fitted
+        row, else the lineage prior (module docstring)."""
+        if self.has_generation(generation):
+            return generation, self.get("compute_efficiency_generation", generation)
+        return generation_prior(self, generation)
+
+    def generation_efficiency(self, generation: str) -> float:
+        return self.resolve_generation(generation)[1]
+
     def efficiency_bound(self) -> float:
         """The ceiling of any compute efficiency (at most ``COMPUTE_EFFICIENCY_MAX``)."""
         return min(self.get("compute_efficiency_max"), COMPUTE_EFFICIENCY_MAX)
 
     def compute_efficiency(self, generation: str, model_class: str) -> float:
-        eff = self.get("compute_efficiency_generation", generation) * self.get(
+        eff = self.generation_efficiency(generation) * self.get(
             "compute_efficiency_class", "*", model_class)
         return min(eff, self.efficiency_bound())
 
@@ -127,6 +149,61 @@ def load_profile() -> TrainingProfile:
         return TrainingProfile({})
     with ref.open("r", encoding="utf-8", newline="") as fh:
         return _parse(list(csv.DictReader(fh)), PROFILE_FILE)
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """One row of the lineage table: a generation, its vendor and chip kind, its predecessor."""
+
+    generation: str
+    vendor: str
+    kind: str
+    predecessor: str
+
+
+def _read_lineage(rows: list[dict[str, str]]) -> dict[str, Lineage]:
+    return {r["generation"]: Lineage(r["generation"], r["vendor"], r["kind"], r.get("predecessor") or "")
+            for r in rows if r.get("generation")}
+
+
+@lru_cache(maxsize=1)
+def load_lineage() -> dict[str, Lineage]:
+    """The built-in generation lineage (empty when the file is absent)."""
+    ref = resources.files("infrafit.catalog").joinpath("data", LINEAGE_FILE)
+    if not ref.is_file():
+        return {}
+    with ref.open("r", encoding="utf-8", newline="") as fh:
+        return _read_lineage(list(csv.DictReader(fh)))
+
+
+def _is_cpu(entry: Lineage) -> bool:
+    return entry.kind == "cpu"
+
+
+def generation_prior(profile: TrainingProfile, generation: str,
+                     lineage: dict[str, Lineage] | None = None) -> tuple[str, float]:
+    """Efficiency prior of a generation without a fitted row: nearest fitted ancestor, else the
+    median over fitted generations of the same vendor and kind, else of the same class (CPU or
+    accelerator), else the ``*`` row. Returns (a description of the prior, the efficiency)."""
+    lineage = load_lineage() if lineage is None else lineage
+    entry = lineage.get(generation)
+    star = profile.get("compute_efficiency_generation")
+    if entry is None:
+        return "* (median of the fitted generations)", star
+    seen, step = {generation}, entry.predecessor
+    while step and step not in seen:
+        if profile.has_generation(step):
+            return f"{step} (predecessor of {generation})", profile.get("compute_efficiency_generation", step)
+        seen.add(step)
+        step = lineage[step].predecessor if step in lineage else ""
+    fitted = [(g, lineage[g]) for g in profile.fitted_generations() if g in lineage]
+    groups = ((f"{entry.vendor} {entry.kind}", lambda e: e.vendor == entry.vendor and e.kind == entry.kind),
+              ("CPU" if _is_cpu(entry) else "accelerator", lambda e: _is_cpu(e) == _is_cpu(entry)))
+    for label, same in groups:
+        effs = [profile.get("compute_efficiency_generation", g) for g, e in fitted if same(e)]
+        if effs:
+            return f"median of fitted {label} generations", float(statistics.median(effs))
+    return "* (median of the fitted generations)", star
 
 
 def model_class_of(kind: str, method: str = "full") -> str:

@@ -35,6 +35,14 @@ One call evaluates every candidate layout (numpy struct-of-arrays). Per optimize
   700 W). ``t_compute = max(FLOPs / (peak x efficiency), FLOPs x e / TDP)`` per chip, with ``e`` the
   energy per dense bf16 FLOP of the chip generation (process node); an fp8 FLOP costs
   ``peak_bf16 / peak_fp8`` of it (same datapath width, half the operand bits).
+* QLoRA dequantisation (``dequant_s``): the frozen base weights are stored in 4-bit NF4 with double
+  quantisation (Dettmers et al. 2023, sec. 3) and every GEMM runs at the 16-bit compute dtype, so
+  before each use a kernel reads the 4-bit weights (4.127 bits/param with the quantisation constants)
+  and writes a 16-bit copy that the GEMM then reads as a bf16 LoRA would (bitsandbytes
+  ``MatMul4Bit``: ``dequantize_4bit`` in the forward and again in the backward for the input
+  gradient). Per micro-batch: 2 passes over the chip's quantised weights (3 with full recomputation),
+  each ``max(bytes / HBM bandwidth, ops / vector FLOP/s)`` with ``DEQUANT_OPS_PER_WEIGHT`` ops per
+  weight. Not fitted: it is counted with the element-wise traffic.
 """
 
 from __future__ import annotations
@@ -58,6 +66,12 @@ ACTIVATION_BYTES = 2.0  # bf16/fp16 activations on the wire
 #: Expert capacity over the mean tokens per expert (Switch Transformer, Fedus et al. 2022, sec. 2.2,
 #: Table 1: 1.25 in training); the padding (or the straggler expert of a dropless router) is executed.
 MOE_CAPACITY_FACTOR = 1.25
+#: NF4 dequantisation work per weight on the vector units: extract the 4-bit code (shift, mask),
+#: look up the 16-entry NF4 table, multiply by the block absmax (the double-quantised absmax is
+#: itself decoded once per 64-weight block, negligible per weight); bitsandbytes kDequantizeBlockwise.
+DEQUANT_OPS_PER_WEIGHT = 4.0
+#: Bytes moved per base weight per dequantisation: read NF4 + constants (4.127 bits), write 2 B.
+DEQUANT_BYTES_PER_WEIGHT = 4.127 / 8.0 + 2.0
 
 
 @dataclass(frozen=True)
@@ -73,6 +87,7 @@ class Chip:
     scaleout_bytes_per_s: float
     tdp_w: float = 0.0  # board power; 0 = not published (no power cap)
     bf16_peak_flops_per_s: float = 0.0  # to express FLOPs of any precision in bf16-equivalent energy
+    vector_flops_per_s: float = 0.0  # fp32 (non-tensor) peak: element-wise work such as dequantisation
 
     @classmethod
     def from_accelerator(cls, acc, precision: str) -> Chip:
@@ -84,7 +99,7 @@ class Chip:
         bf16 = float(acc.peak("bf16") or acc.peak("fp16") or peak)
         return cls(str(acc.generation), peak, float(acc.memory_bytes),
                    float(acc.memory_bytes_per_s), up, max(1, int(acc.scaleup_domain_size or 1)), out,
-                   _finite(getattr(acc, "tdp_w", 0.0)), bf16)
+                   _finite(getattr(acc, "tdp_w", 0.0)), bf16, _finite(acc.peak("fp32")))
 
 
 def _finite(x) -> float:
@@ -187,6 +202,7 @@ class RawTerms:
     microbatches: np.ndarray
     optimizer_s: np.ndarray
     power_unit_s: np.ndarray  # bf16-equivalent FLOPs / (chips x TDP): seconds per J/FLOP of energy; 0 = no cap
+    dequant_s: np.ndarray  # QLoRA: dequantising the 4-bit base weights before each GEMM (0 otherwise)
 
 
 @dataclass(frozen=True)
@@ -216,7 +232,7 @@ def combine(raw: RawTerms, k: Constants) -> StepTimes:
     width = np.where(finite, raw.gemm_width, 1.0)
     size = np.where(finite, width / (width + k.gemm_half_width), 1.0)
     compute = np.maximum(raw.compute_unit_s / (k.efficiency * size), raw.power_unit_s * k.energy_per_flop_j)
-    traffic = raw.traffic_unit_s * k.traffic_factor
+    traffic = raw.traffic_unit_s * k.traffic_factor + raw.dequant_s
     mp = raw.mp_comm_raw_s * k.mp_exposed
     bubble = (compute + traffic + mp) * raw.bubble_factor
     hide = k.dp_overlap * (compute + traffic + mp) / raw.microbatches
@@ -257,8 +273,32 @@ def raw_terms(shape: TrainShape, chip: Chip, *, seq_len: float, global_batch: fl
     shard = np.where(zero >= 1, dp, 1.0)
     optimizer = trainable / shard * OPTIMIZER_BYTES_PER_PARAM / chip.memory_bytes_per_s
     bubble = (pp - 1.0) / (vpp * m)
+    dequant = dequant_s(shape, chip, method, tp, pp, ep, m, recompute)
     return RawTerms(*np.broadcast_arrays(compute_unit, width, traffic_unit, mp_raw, bubble, sync, m, optimizer,
-                                         power_unit))
+                                         power_unit, dequant))
+
+
+def quantized_params_per_chip(shape: TrainShape, tp, pp, ep) -> np.ndarray:
+    """Base weights QLoRA stores in 4 bits on one chip: the transformer blocks' linear layers (the
+    embedding and LM head stay 16-bit: bitsandbytes skips ``lm_head``), experts split by ``ep``."""
+    dense, experts = shape.params_total() - shape.embedding_params(), 0.0
+    if shape.is_moe:
+        experts = shape.expert_params()
+        dense -= experts
+    tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
+    return np.maximum(dense, 0.0) / (tp * pp) + experts / (ep * tp * pp)
+
+
+def dequant_s(shape: TrainShape, chip: Chip, method: str, tp, pp, ep, microbatches, recompute) -> np.ndarray:
+    """Seconds per step the busiest chip spends dequantising QLoRA's 4-bit base weights (module doc)."""
+    if method != "qlora" or not shape.is_transformer:
+        return np.zeros(np.broadcast(tp, pp).shape)
+    weights = quantized_params_per_chip(shape, tp, pp, ep)
+    vector = chip.vector_flops_per_s or chip.peak_flops_per_s
+    per_pass = np.maximum(weights * DEQUANT_BYTES_PER_WEIGHT / chip.memory_bytes_per_s,
+                          weights * DEQUANT_OPS_PER_WEIGHT / vector)
+    passes = np.where(np.asarray(recompute) == "full", 3.0, 2.0)
+    return per_pass * passes * np.asarray(microbatches, dtype=float)
 
 
 def step_times(shape: TrainShape, chip: Chip, profile: TrainingProfile, **kwargs) -> StepTimes:
