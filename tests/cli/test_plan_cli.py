@@ -47,3 +47,25 @@ def test_plan_bad_input_exits_2(capsys, tmp_path):
     assert main(["plan", str(EXAMPLES / "lora-finetune-70b.yaml"), "--objective", "fastest"]) == 2
     assert main(["plan", str(EXAMPLES / "lora-finetune-70b.yaml"), "--report", str(tmp_path / "r.pdf")]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_table_why_and_json_agree(capsys):
+    """The table's latency cell, the #1 why line and performance.latency are one operating point (the
+    plan's), with p50 and p99 both filled; the estimate's standalone figures sit apart."""
+    from infrafit.report.render import option_rows
+    from infrafit.units import fmt_duration
+
+    code = main(["plan", str(EXAMPLES / "chatbot-asia.yaml"), "--json", "--top", "3", "--objective", "latency"])
+    plan = json.loads(capsys.readouterr().out)
+    assert code == 0
+    rows = option_rows(plan)
+    for o, row in zip(plan["options"], rows, strict=True):
+        perf = o["performance"]
+        ttft, tpot = perf["latency"]["ttft_s"], perf["latency"]["tpot_s"]
+        assert ttft["p50"] is not None and ttft["p50"] < ttft["p99"] and tpot["p50"] <= tpot["p99"]
+        assert perf["at_capacity"]["latency"] == perf["latency"]
+        assert perf["throughput"]["requests_per_s"] == perf["operating_point"]["requests_per_s"]
+        assert fmt_duration(ttft["p99"]) in row["performance (p99)"]
+        assert f"TTFT p99 {fmt_duration(ttft['p99'])}" in o["why"][0]
+        assert o["front_point"]["metric_value"] == ttft["p99"]
+        assert {"throughput", "latency"} <= set(perf["estimate_at_max_rate"])

@@ -16,6 +16,8 @@ from infrafit.units import fmt_bytes, fmt_duration, fmt_usd
 _MODE_SHORT = {"cloud_on_demand": "on-demand", "cloud_spot": "spot", "cloud_reserved_1y": "reserved 1y",
                "cloud_reserved_3y": "reserved 3y", "dedicated_monthly": "dedicated", "on_prem": "on-prem",
                "hybrid": "hybrid"}
+_WHOLE_WORDS = ("deployment", "hardware")
+_NARROWEST = 6
 _VENDOR_PREFIXES = ("nvidia_", "amd_", "google_", "intel_", "aws_")
 
 
@@ -87,6 +89,26 @@ def option_rows(plan: dict[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
+def _whole_word_widths(rows: list[dict[str, str]], columns: list[str], width: int) -> dict[str, int]:
+    """Fixed widths that keep region names and chip ids whole (rich folds a word longer than its
+    column mid-word: 'lambda-asia-n / ortheast-1'; a min_width is not enough, rich then crops the
+    table), given in ``_WHOLE_WORDS`` order while the other columns keep at least ``_NARROWEST``
+    characters on a ``width``-wide console. None when the table fits without wrapping."""
+    natural = sum(max((len(x) for r in rows for x in [c, *r[c].splitlines()]), default=0) for c in columns)
+    if natural + 3 * len(columns) + 1 <= width:
+        return {}
+    budget = width - 3 * len(columns) - 1 - _NARROWEST * (len(columns) - 1)
+    out: dict[str, int] = {}
+    for col in _WHOLE_WORDS:
+        if col not in columns:
+            continue
+        longest = max((len(w) for r in rows for w in r[col].split()), default=0)
+        if longest - _NARROWEST <= budget:
+            out[col] = longest
+            budget -= longest - _NARROWEST
+    return out
+
+
 def render_terminal(plan: dict[str, Any], console: Any) -> None:
     """A rich table of the ranked options, then the why, risks and exclusions."""
     from rich.table import Table
@@ -94,8 +116,9 @@ def render_terminal(plan: dict[str, Any], console: Any) -> None:
     rows = option_rows(plan)
     table = Table(title=f"infrafit plan: {plan['workload'].get('name', '')}", show_lines=True)
     columns = list(rows[0]) if rows else ["#", "hardware", "deployment", "month 1 / peak", "TCO"]
+    keep = _whole_word_widths(rows, columns, int(getattr(console, "width", 0) or 0))
     for col in columns:
-        table.add_column(col, overflow="fold", no_wrap=col == "#")
+        table.add_column(col, overflow="fold", no_wrap=col == "#", width=keep.get(col))
     for row in rows:  # the peak month under the first keeps the column narrow on a terminal
         table.add_row(*(v.replace(" / ", "\n") if k == "month 1 / peak" else v for k, v in row.items()))
     console.print(table)
