@@ -94,3 +94,19 @@ def test_training_rows_of_the_calibration_set_meet_the_issue_targets():
     for family, errors in by_family.items():
         if len(errors) >= 5:
             assert median(errors) <= 0.25, family
+
+
+def test_xeon_amx_training_rows_are_predicted():
+    """The three MLPerf Training CPU rows (2x16 / 2x32 Xeon 8480+, BERT and ResNet-50) set the CPU
+    efficiency every unseen Xeon generation inherits (perf_generation_lineage.csv): all predicted,
+    median error at most 15%."""
+    import csv
+    from pathlib import Path
+    from statistics import median
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "calibration.csv"
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["task"] == "training" and r["accelerator_family"] == "Intel Xeon CPU"]
+    assert len(rows) >= 3
+    apes = [abs(predict(r, Ctx()) / float(r["metric_value"]) - 1.0) for r in rows]
+    assert median(apes) <= 0.15

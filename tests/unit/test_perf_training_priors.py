@@ -99,7 +99,7 @@ def _without(*gens: str) -> TrainingProfile:
                             if not (k[0] == "compute_efficiency_generation" and k[1] in gens)})
 
 
-@pytest.mark.parametrize("held, ancestor", [("hopper", "ampere"), ("blackwell", "hopper"),
+@pytest.mark.parametrize("held, ancestor", [("blackwell", "hopper"),
                                             ("gaudi3", "gaudi2"), ("granite-rapids", "sapphire-rapids"),
                                             ("tpu-v7", "tpu-v6e")])
 def test_unseen_generation_takes_its_nearest_fitted_ancestor(held, ancestor):
@@ -109,6 +109,14 @@ def test_unseen_generation_takes_its_nearest_fitted_ancestor(held, ancestor):
     assert eff == PROFILE.get("compute_efficiency_generation", ancestor)
     assert prof.compute_efficiency(held, "transformer") == pytest.approx(
         min(eff, prof.efficiency_bound()))
+
+
+def test_a_middle_generation_takes_the_geometric_mean_of_its_fitted_neighbours():
+    prof = _without("hopper")
+    how, eff = prof.resolve_generation("hopper")
+    assert how.startswith("ampere and blackwell")
+    amp, bw = (PROFILE.get("compute_efficiency_generation", g) for g in ("ampere", "blackwell"))
+    assert eff == pytest.approx((amp * bw) ** 0.5)
 
 
 def test_without_a_fitted_ancestor_the_vendor_kind_then_chip_class_median():

@@ -26,7 +26,8 @@ Parameters (see docs/performance-training.md):
 Unseen generations (no ``compute_efficiency_generation`` row) take a physical prior instead of the
 plain median (``resolve_generation``): the nearest fitted ancestor in the vendor's architecture
 lineage (``catalog/data/perf_generation_lineage.csv``: B300 is Blackwell, MI355X (CDNA 4) -> CDNA 3,
-Gaudi 3 -> Gaudi 2, Granite Rapids -> Emerald Rapids -> Sapphire Rapids), else the median of the
+Gaudi 3 -> Gaudi 2, Granite Rapids -> Emerald Rapids -> Sapphire Rapids; a generation with fitted
+ancestor and successor takes the geometric mean of the two), else the median of the
 fitted generations of the same vendor and chip kind, else of the same class of chip (CPUs apart from
 accelerators: a CPU's matrix unit sits behind a cache hierarchy and DDR, not HBM), else ``*``.
 """
@@ -39,6 +40,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+
+import numpy as np
 
 from infrafit.errors import CatalogError
 
@@ -180,9 +183,33 @@ def _is_cpu(entry: Lineage) -> bool:
     return entry.kind == "cpu"
 
 
+def _nearest_fitted_ancestor(profile: TrainingProfile, generation: str, lineage: dict[str, Lineage]) -> str:
+    seen, step = {generation}, lineage[generation].predecessor
+    while step and step not in seen:
+        if profile.has_generation(step):
+            return step
+        seen.add(step)
+        step = lineage[step].predecessor if step in lineage else ""
+    return ""
+
+
+def _nearest_fitted_descendants(profile: TrainingProfile, generation: str,
+                                lineage: dict[str, Lineage]) -> list[str]:
+    """The fitted successors nearest to ``generation`` in the lineage (breadth-first, one level)."""
+    level, seen = [generation], {generation}
+    while level:
+        level = [g for g, e in lineage.items() if e.predecessor in level and g not in seen]
+        seen.update(level)
+        hits = sorted(g for g in level if profile.has_generation(g))
+        if hits:
+            return hits
+    return []
+
+
 def generation_prior(profile: TrainingProfile, generation: str,
                      lineage: dict[str, Lineage] | None = None) -> tuple[str, float]:
-    """Efficiency prior of a generation without a fitted row: nearest fitted ancestor, else the
+    """Efficiency prior of a generation without a fitted row: between a fitted ancestor and fitted
+    successors (a held-out middle generation) the geometric mean of both; else the nearest fitted ancestor, else the
     median over fitted generations of the same vendor and kind, else of the same class (CPU or
     accelerator), else the ``*`` row. Returns (a description of the prior, the efficiency)."""
     lineage = load_lineage() if lineage is None else lineage
@@ -190,12 +217,15 @@ def generation_prior(profile: TrainingProfile, generation: str,
     star = profile.get("compute_efficiency_generation")
     if entry is None:
         return "* (median of the fitted generations)", star
-    seen, step = {generation}, entry.predecessor
-    while step and step not in seen:
-        if profile.has_generation(step):
-            return f"{step} (predecessor of {generation})", profile.get("compute_efficiency_generation", step)
-        seen.add(step)
-        step = lineage[step].predecessor if step in lineage else ""
+    ancestor = _nearest_fitted_ancestor(profile, generation, lineage)
+    descendants = _nearest_fitted_descendants(profile, generation, lineage)
+    if ancestor and descendants:  # between two fitted generations: the geometric mean of both sides
+        effs = [profile.get("compute_efficiency_generation", g) for g in descendants]
+        desc = float(np.exp(np.mean(np.log(effs))))
+        eff = float(np.sqrt(profile.get("compute_efficiency_generation", ancestor) * desc))
+        return f"{ancestor} and {'/'.join(descendants)} (lineage neighbours of {generation})", eff
+    if ancestor:
+        return f"{ancestor} (predecessor of {generation})", profile.get("compute_efficiency_generation", ancestor)
     fitted = [(g, lineage[g]) for g in profile.fitted_generations() if g in lineage]
     groups = ((f"{entry.vendor} {entry.kind}", lambda e: e.vendor == entry.vendor and e.kind == entry.kind),
               ("CPU" if _is_cpu(entry) else "accelerator", lambda e: _is_cpu(e) == _is_cpu(entry)))
