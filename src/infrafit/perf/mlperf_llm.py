@@ -10,8 +10,31 @@ found only maxima). The values below are our estimates, marked ``input_tokens_so
 articles truncated to the model window for GPT-J and Llama 3.1 8B; the mixed OpenOrca/GSM8K/MBXP
 set for Mixtral. For Llama 2 70B the estimate is bounded by physics: the best v4.1 8xH200 Offline
 result (34,864 tokens/s) would need more than the fp8 dense peak at a mean input above ~390
-tokens, so the OpenOrca mean must lie below that; we take 300. Mean output lengths are the reference ``tokens_per_sample`` (a row's own
-``mean_output_tokens_reported`` is used when it has one).
+tokens, so the OpenOrca mean must lie below that; we take 300. Mean output lengths are the reference
+``tokens_per_sample`` (a row's own ``mean_output_tokens_reported`` is used when it has one).
+
+DeepSeek-R1 (MLPerf Inference v5.1; benchmarks_reference.md §2 summary table):
+
+- model DeepSeek-R1, 671B total / 37B active (DSBLOG), MLA, 256 routed experts top-8 + 1 shared, first
+  3 layers dense (AIC config; the model library's ``deepseek-r1``); greedy decoding (IR51 FAQ);
+- dataset ``mlperf_deepseek_r1``: AIME, MATH500, GPQA, MMLU-Pro, LiveCodeBench, 4,388 samples (IR51);
+- max input 3136 tokens (IR51 ingress; NVBW); max output 32768 new tokens (IR51);
+- mean output 3736 tokens per sample, **derived** from LG51 8xB200 Offline 33,379 tok/s / 8.93431
+  samples/s (the notes' v5.1 rows report TOKENS_PER_SAMPLE 3713-3769, median 3737.8);
+- Server p99 TTFT 2000 ms, TPOT 80 ms (CONF511, IR51); no Interactive scenario in v5.1.
+
+Its mean input (``estimate``, not published): the ensemble is dominated by short prompts -- one
+competition-math problem (AIME, MATH500: tens to ~200 tokens of LaTeX), multiple-choice questions with
+4 (GPQA) or 10 (MMLU-Pro) options (~150-400 tokens) -- plus LiveCodeBench problem statements with
+examples, constraints and format instructions (~400-1000 tokens), which set the 3136 maximum. The
+per-source sample counts are not in the notes; wrapped in the chat template, the weighted mean lies
+at roughly 300-700 tokens depending on that mix, so we take 500, well under the 3136 maximum. With
+~3736 output tokens per sample the prefill is a small share of the work: 250 or 1000 instead of 500
+moves the 8xB200 Offline prediction by only a few percent (tests/unit/test_perf_llm_mlperf.py checks that the mean stays under
+the maximum and that the sensitivity stays small).
+
+Workload names with an ``-interactive`` suffix (LoadGen's ``<model>-interactive.Server`` spelling in
+CONF511) resolve to the base preset and the Interactive limits (``split_workload``).
 """
 
 from __future__ import annotations
@@ -47,11 +70,26 @@ PRESETS: dict[str, MLPerfLLM] = {
         MLPerfLLM("mlperf-inf/llama3.1-8b", "llama3.1-8b", 780.0, "estimate", 129.0, 2048, 2.0, 0.1, 0.5, 0.03),
         MLPerfLLM("mlperf-inf/mixtral-8x7b", "mixtral-8x7b", 600.0, "estimate", 144.84, 2048, 2.0, 0.2,
                   None, None),
+        MLPerfLLM("mlperf-inf/deepseek-r1", "deepseek-r1", 500.0, "estimate", 3736.0, 3136, 2.0, 0.08,
+                  None, None),
         MLPerfLLM("mlperf-inf/gptj-6b", "gptj-6b", 780.0, "estimate", 69.0, 2048, None, None, None, None,
                   e2e_limit_s=20.0, beam_width=4, tokens_per_sample_metric=69.0),
     )
 }
 
 
+INTERACTIVE_SUFFIX = "-interactive"
+
+
+def split_workload(workload: str) -> tuple[str, bool]:
+    """``(base workload, interactive?)``: ``mlperf-inf/llama2-70b-interactive`` -> the llama2-70b preset
+    under its Interactive limits (CONF511 names the scenario ``<model>-interactive.Server``)."""
+    w = workload.strip().lower()
+    if w.endswith(INTERACTIVE_SUFFIX) and w.removesuffix(INTERACTIVE_SUFFIX) in PRESETS:
+        return w.removesuffix(INTERACTIVE_SUFFIX), True
+    return w, False
+
+
 def preset(workload: str) -> MLPerfLLM | None:
-    return PRESETS.get(workload)
+    """The preset of an MLPerf LLM workload (an ``-interactive`` suffix resolves to its base), else None."""
+    return PRESETS.get(split_workload(workload)[0])

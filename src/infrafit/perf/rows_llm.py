@@ -25,7 +25,7 @@ import numpy as np
 
 from infrafit.perf.llm_setup import default_stack
 from infrafit.perf.llm_shape import LLMShape, shape_from_arch
-from infrafit.perf.mlperf_llm import MLPerfLLM, preset
+from infrafit.perf.mlperf_llm import MLPerfLLM, preset, split_workload
 from infrafit.perf.types import SkipRow, ValidateContext
 
 CONCURRENCY_GRID = np.array([1, 2, 4, 8, 16, 32, 64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096])
@@ -184,7 +184,8 @@ def prepare(row: dict[str, str], ctx: ValidateContext) -> Case:
     workload = row["workload"].strip()
     mp = preset(workload)
     if workload.startswith("mlperf-inf/") and mp is None:
-        raise SkipRow(f"no LLM preset for {workload}")
+        raise SkipRow(f"no LLM preset for MLPerf workload {workload!r} (its dataset lengths and latency limits "
+                      "are not in infrafit.perf.mlperf_llm.PRESETS)")
     shape = _shape(mp.model if mp else workload, ctx, mp.beam_width if mp else 1)
     count = int(_num(row, "accelerator_count") or 1)
     stack = (row.get("software_stack_family") or "").strip() or default_stack(acc)
@@ -202,11 +203,17 @@ def prepare(row: dict[str, str], ctx: ValidateContext) -> Case:
 def _mlperf_case(base: Case, row: dict[str, str], mp: MLPerfLLM, count: int) -> Case:
     osl = _num(row, "mean_output_tokens_reported") or mp.mean_output_tokens
     scenario = (row.get("scenario") or "offline").strip().lower()
+    if split_workload(row["workload"])[1]:
+        scenario = "interactive"
     case = replace(base, input_tokens=mp.mean_input_tokens, output_tokens=osl, mode="offline",
                    tokens_per_sample=mp.tokens_per_sample_metric)
     if scenario == "offline":
         return case
+    if scenario not in ("server", "interactive"):
+        raise SkipRow(f"MLPerf scenario {scenario!r} is not modelled for LLMs (offline, server, interactive)")
     if scenario == "interactive":
+        if mp.interactive_ttft_limit_s is None and mp.interactive_tpot_limit_s is None:
+            raise SkipRow(f"{mp.workload} has no Interactive latency limits in the MLPerf rules we copied")
         return replace(case, mode="server", ttft_limit_s=mp.interactive_ttft_limit_s,
                        tpot_limit_s=mp.interactive_tpot_limit_s)
     return replace(case, mode="server", ttft_limit_s=mp.ttft_limit_s, tpot_limit_s=mp.tpot_limit_s,

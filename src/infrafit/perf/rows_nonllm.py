@@ -40,7 +40,8 @@ def row_inputs(row: dict[str, str], ctx: Any) -> tuple[MLPerfPreset, SampleWork,
     """``(preset, work, devices, count, scenario)`` of a row, or ``SkipRow``."""
     preset = PRESETS.get(row.get("workload", ""))
     if preset is None:
-        raise SkipRow(f"workload {row.get('workload')!r} is not a non-LLM MLPerf preset")
+        raise SkipRow(f"no MLPerf preset for workload {row.get('workload')!r} (neither an LLM preset in "
+                      "perf.mlperf_llm nor a non-LLM one in perf.mlperf_nonllm)")
     scenario = (row.get("scenario") or "").lower()
     if scenario not in SCENARIOS:
         raise SkipRow(f"scenario {scenario or '(empty)'!r} not modelled for {preset.workload} (offline, server)")
