@@ -5,6 +5,9 @@ which cite: MLCommons training_rules.adoc (TR40/TR51), the reference implementat
 (github.com/mlcommons/training @aa344c7f) and the reference convergence points (RCP;
 github.com/mlcommons/logging @7bbf7926 ``mlperf_logging/rcp_checker/training_*/rcps_*.json``).
 RCP values are the olympic means (drop the lowest and highest run) per global batch size.
+The v5.0/v5.1 benchmarks (llama3.1-405b, llama3.1-8b, flux1) follow TR51 (training_policies
+@d4c2f58b, 2025-09-23) and the TRN READMEs ``large_language_model_pretraining/nemo``,
+``small_llm_pretraining/nemo`` and ``text_to_image``; their RCP unit is samples (``metadata.samples_count``).
 
 Time to train (a planner's decomposition of the rules' timed region):
 ``on-clock start-up + steps x step time + evaluations x eval time``, steps = samples to converge at
@@ -60,6 +63,33 @@ SD2_SHAPE = TrainShape(
     source="TRN stable_diffusion README (SD v2 UNet from random init, frozen VAE and OpenCLIP-ViT/H); "
            "onnx-tool README UNet2DCondition MACs",
 )
+
+
+#: FLUX.1 schnell MMDiT (MLPerf flux1; TRN text_to_image/README.md): 19 double-stream + 38 single-stream
+#: blocks, hidden 3072, 24 heads of 128, MLP ratio 4 (GELU, two matrices). Every token meets 12 h^2 matmul
+#: weights per block (double block: its own stream's qkv 3h^2 + proj h^2 + MLP 8h^2; single block: linear1
+#: 7h^2 + linear2 5h^2), so per token it is a 57-layer non-causal transformer; the second stream's weights
+#: and the per-image adaLN modulation make the parameter total 11.89B (counted from the config; the model
+#: library's ``flux1-schnell`` transformer component, which also holds the forward FLOPs 6.807e12 per image
+#: at 256x256; embedders and modulation, 0.2% of them, are left out here). A 256x256 image is a 32x32x16
+#: latent in 2x2 patches = 256 image tokens, joined with 256 T5 tokens: 512 tokens per sample.
+#: Timed work is the transformer only: the TRN README lets the frozen T5-XXL, CLIP and VAE run offline
+#: ("preprocessed embeddings"), as MLPerf's stable-diffusion dataset already holds the VAE latents.
+FLUX1_TOKENS_PER_SAMPLE = 256 + 256
+FLUX1_TRANSFORMER_PARAMS = 11_891_178_560
+
+FLUX1_SHAPE = TrainShape(
+    # "vit": a bidirectional transformer over patch tokens (full attention, GEMM op class), which is what
+    # the MMDiT executes; the UNet "diffusion" op class (convolutions) does not describe it.
+    name="flux1-schnell-mmdit", kind="vit", layers=19 + 38, hidden=3072, heads=24, kv_heads=24, head_dim=128,
+    ffn=4 * 3072, vocab=0, gated_mlp=False,
+    params_total_override=FLUX1_TRANSFORMER_PARAMS, params_active_override=FLUX1_TRANSFORMER_PARAMS,
+    source="TRN text_to_image/README.md (FLUX.1 schnell config, encoders offline); black-forest-labs/flux "
+           "flux-schnell config",
+)
+
+#: Benchmark models that are presets here rather than model-library entries.
+PRESET_SHAPES: dict[str, TrainShape] = {"stable-diffusion-v2": SD2_SHAPE, "flux1-schnell": FLUX1_SHAPE}
 
 
 def resnet50_activation_elements() -> float:
@@ -118,6 +148,35 @@ BENCHMARKS: dict[str, MlperfBenchmark] = {
         "384", 0.0, "floor(0.125 * gbs + 2)",
         notes="LoRA r=16 on qkv and o; eval every 384 sequences; the eval set size is not in the "
               "reference notes, so evaluation time is not modelled",
+    ),
+    # TR51 + TRN large_language_model_pretraining/nemo README: Llama 3.1 405B (MLPerf trains it with the
+    # Mixtral 32,000-token vocabulary; the library's 128,256 adds 0.4% LM-head FLOPs), 8,192-token
+    # sequences, continued from a checkpoint, eval on the first 5,760 C4 validation sequences every
+    # 18,432 sequences after FLOOR(0.0026 GBS + 12) skipped evaluations (the v5.1 rule; v5.0 evaluated
+    # every 46,080). RCPs: training_5.1.0 where it has the batch size, training_5.0.0 for 1008/6912/9216.
+    "llama3.1-405b": MlperfBenchmark(
+        "llama3.1-405b", "llama3.1-405b", 8192, "full", 0, "samples",
+        ((1008, 324_576.0), (1152, 313_344.0), (2304, 368_640.0), (4608, 493_056.0), (6912, 604_800.0),
+         (9216, 691_200.0)),
+        "18432", 5_760, "floor(0.0026 * gbs + 12)",
+        notes="continued pre-training from a checkpoint; log perplexity 5.6; GBS 1152 -> LR 8e-5",
+    ),
+    # TR51 + TRN small_llm_pretraining/nemo README: Llama 3.1 8B from scratch on C4, 8,192-token
+    # sequences, eval on the first 1,024 validation sequences every CEIL(12288 / GBS) x GBS sequences.
+    "llama3.1-8b": MlperfBenchmark(
+        "llama3.1-8b", "llama3.1-8b", 8192, "full", 0, "samples",
+        ((16, 161_109.0), (32, 178_859.0), (64, 226_645.0), (96, 278_640.0), (128, 344_747.0)),
+        "ceil(12288 / gbs) * gbs", 1_024,
+        notes="log perplexity 3.3; RCPs of training_5.1.0",
+    ),
+    # TR51 + TRN text_to_image README: FLUX.1 schnell from scratch on 1,099,776 CC12M images at 256x256;
+    # validation loss 0.586 averaged over 8 timesteps on 29,696 COCO-2014 images every 262,144 samples.
+    # Read as every validation image evaluated at each of the 8 timesteps: 8 x 29,696 forward passes.
+    "flux1": MlperfBenchmark(
+        "flux1", "flux1-schnell", FLUX1_TOKENS_PER_SAMPLE, "full", 0, "samples",
+        ((512, 8.17015e6), (1024, 8.7527e6), (2048, 1.07333e7), (4096, 1.56267e7)),
+        "262144", 8 * 29_696,
+        notes="transformer only on the clock (encoders offline); RCPs of training_5.1.0",
     ),
 }
 

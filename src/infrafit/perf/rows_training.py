@@ -14,8 +14,8 @@ from typing import Any
 
 from infrafit.errors import InfrafitError
 from infrafit.perf.mlperf_training import (
+    PRESET_SHAPES,
     RESNET50_ACTIVATION_ELEMENTS,
-    SD2_SHAPE,
     MlperfBenchmark,
     benchmark_for_workload,
     evaluations,
@@ -46,8 +46,8 @@ def _int(row: dict[str, str], key: str) -> int:
 
 
 def _shape_for(name: str, ctx: Any) -> TrainShape:
-    if name == "stable-diffusion-v2":
-        return SD2_SHAPE
+    if name in PRESET_SHAPES:
+        return PRESET_SHAPES[name]
     try:
         shape = from_model_arch(ctx.resolve_model(name))
     except InfrafitError as err:

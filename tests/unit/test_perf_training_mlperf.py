@@ -1,0 +1,85 @@
+"""MLPerf Training v5.0/v5.1 presets (llama3.1-405b, llama3.1-8b, flux1): convergence points, evaluation
+cadence, the FLUX.1 MMDiT shape, and end-to-end time-to-train rows through ``perf.validate``."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from infrafit.catalog import load_catalog
+from infrafit.perf.mlperf_training import (
+    BENCHMARKS,
+    FLUX1_SHAPE,
+    FLUX1_TOKENS_PER_SAMPLE,
+    benchmark_for_workload,
+    evaluations,
+    samples_to_converge,
+)
+from infrafit.perf.training_step import executed_flops_per_token
+from infrafit.perf.validate import ValidateContext, predict_rows
+from infrafit.workload.models import get_model
+
+NEW = ("llama3.1-405b", "llama3.1-8b", "flux1")
+
+
+@pytest.fixture(scope="module")
+def ctx() -> ValidateContext:
+    return ValidateContext(load_catalog(), None)
+
+
+def _row(workload: str, acc: str, count: int, gbs: int, rid: str = "r") -> dict[str, str]:
+    return {"row_id": rid, "accelerator_id": acc, "accelerator_count": str(count), "task": "training",
+            "workload": f"mlperf-train/{workload}", "global_batch_size": str(gbs),
+            "metric_kind": "time_to_train_min", "metric_value": "1"}
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_rcp_points_reproduced_and_interpolated_linearly(name: str) -> None:
+    bench = benchmark_for_workload(f"mlperf-train/{name}")
+    assert bench is BENCHMARKS[name] and bench.rcp_unit == "samples"
+    for gbs, mean in bench.rcp:
+        assert samples_to_converge(bench, gbs) == pytest.approx(mean)
+    (b0, v0), (b1, v1) = bench.rcp[0], bench.rcp[1]
+    assert samples_to_converge(bench, (b0 + b1) / 2) == pytest.approx((v0 + v1) / 2)
+
+
+def test_eval_cadence_follows_the_rules() -> None:
+    big = BENCHMARKS["llama3.1-405b"]  # every 18,432 sequences, FLOOR(0.0026 GBS + 12) skipped
+    s = samples_to_converge(big, 1152)
+    assert evaluations(big, s, 1152) == math.floor(s / 18432) - math.floor(0.0026 * 1152 + 12)
+    small = BENCHMARKS["llama3.1-8b"]  # CEIL(12288 / GBS) x GBS when GBS does not divide 12,288
+    every = math.ceil(12288 / 96) * 96
+    assert evaluations(small, samples_to_converge(small, 96), 96) == math.floor(278_640 / every)
+    assert BENCHMARKS["flux1"].eval_samples == 8 * 29_696
+
+
+def test_flux_shape_matches_the_library_transformer() -> None:
+    comp = {c.name: c for c in get_model("flux1-schnell").components}["transformer"]
+    assert FLUX1_SHAPE.params_total() == pytest.approx(comp.params)
+    assert 11.8e9 < comp.params < 12.0e9  # published: about 11.9B
+    # the preset's per-token forward work (bidirectional attention) covers the counted FLOPs to 1%
+    fwd = float(executed_flops_per_token(FLUX1_SHAPE, FLUX1_TOKENS_PER_SAMPLE, "full", "none")) / 3.0
+    assert fwd * FLUX1_TOKENS_PER_SAMPLE == pytest.approx(comp.flops_fwd, rel=0.01)
+
+
+def test_new_benchmarks_predict_and_scale(ctx: ValidateContext) -> None:
+    rows = [_row("llama3.1-8b", "nvidia_b200_sxm", 8, 32, "a"), _row("llama3.1-8b", "nvidia_b200_sxm", 64, 32, "b"),
+            _row("llama3.1-405b", "nvidia_gb200_per_gpu", 512, 1152, "c"),
+            _row("llama3.1-405b", "nvidia_gb200_per_gpu", 2048, 1152, "d"),
+            _row("flux1", "nvidia_b200_sxm", 8, 512, "e"), _row("flux1", "nvidia_b200_sxm", 64, 512, "f")]
+    preds, skipped = predict_rows(rows, ctx)
+    assert skipped == []
+    for small, large in (("a", "b"), ("c", "d"), ("e", "f")):
+        assert 0 < preds[large] < preds[small]  # more chips at the same batch: sooner, not 8x sooner
+        assert preds[small] / preds[large] < 8.0
+
+
+def test_time_floor_is_the_compute_at_peak(ctx: ValidateContext) -> None:
+    """No prediction beats the RCP samples' training FLOPs at the chips' fp8 dense peak."""
+    acc = ctx.catalog.accelerator("nvidia_b200_sxm")
+    bench = BENCHMARKS["llama3.1-8b"]
+    shape_flops = 6.0 * get_model("llama3.1-8b").params_total() * bench.seq_len
+    floor_min = samples_to_converge(bench, 32) * shape_flops / (8 * acc.peak("fp8")) / 60.0
+    preds, _ = predict_rows([_row("llama3.1-8b", "nvidia_b200_sxm", 8, 32)], ctx)
+    assert floor_min < preds["r"] < 5.0 * floor_min
