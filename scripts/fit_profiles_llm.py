@@ -6,7 +6,10 @@ What is fitted: the achieved fractions of peak (GEMM in prefill and decode, HBM 
 GEMM tile-padding rows of dense and grouped expert GEMMs (``gemm_m_half``, ``expert_m_half``), the per-step and
 per-request overheads and the prefill-burst fraction, keyed ONLY by physical things (generation,
 serving stack, precision, phase, op class); see ``candidate_rows``. A key gets its own row when the calibration
-sets have at least ``MIN_ROWS`` rows for it; otherwise it falls back to a wider wildcard row.
+sets have at least ``MIN_ROWS`` rows for it; otherwise it falls back to a wider wildcard row. A
+(generation, stack) row also needs data from at least ``MIN_CHIPS`` chips of that generation: fitted on
+one chip it would carry that chip's quirks (clocks, power cap, NVLink domain) to its siblings, so such
+a key takes the generation-wide row.
 
 How: robust least squares on log(predicted / measured) (soft-L1 via iteratively reweighted
 Gauss-Newton, numerical Jacobian), parameters in log space, clipped to physical ranges
@@ -14,7 +17,9 @@ Gauss-Newton, numerical Jacobian), parameters in log space, clipped to physical 
 step, 1-500 ms per request). Inputs: benchmarks/data/calibration.csv
 (LLM inference rows) and benchmarks/data/latency_calibration.csv. ``--cv`` reports
 leave-one-model-out and leave-one-accelerator-out errors (the model or chip held out of the fit;
-each fold fits from the priors on a fixed random subsample of ``CV_TRAIN_ROWS`` training rows).
+each fold fits from the priors on a fixed random subsample of ``CV_TRAIN_ROWS`` training rows, and
+rebuilds the set of fitted rows from those training rows alone, so a held-out chip or model is treated
+exactly as an unseen one: the fit procedure as a whole is what is validated).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 FIT_REPORT = ROOT / "benchmarks" / "llm_profile_fit.json"  # read by infrafit.perf.accuracy_report
 MIN_ROWS = 8
+MIN_CHIPS = 2  # a (generation, stack) row needs data from >= 2 chips of the generation, else (generation, *)
 CV_TRAIN_ROWS = 1500  # training rows per cross-validation fold (random subsample, seed 0)
 # Physical ranges: no kernel sustains more than ~90% of a datasheet peak (tensor cores) or ~95% of
 # HBM bandwidth; overheads between a CUDA-graph launch (~10 us) and a slow Python scheduler step.
@@ -71,8 +77,9 @@ def _read() -> tuple[ProfileRow, ...]:
 def candidate_rows(cases: list) -> list[ProfileRow]:
     """The rows the fit varies, each keyed by physical things and backed by >= ``MIN_ROWS`` rows.
 
-    - per (generation, stack): prefill GEMM and decode HBM efficiency (the stack's kernels on that chip);
-      a generation with too few rows per stack gets one (generation, *) row instead;
+    - per (generation, stack): prefill GEMM and decode HBM efficiency (the stack's kernels on that chip
+      generation), when backed by >= ``MIN_ROWS`` rows from >= ``MIN_CHIPS`` chips of the generation;
+      the rest of a generation's rows get one (generation, *) row instead;
     - per generation: decode GEMM efficiency (binds only at large batches);
     - per stack: decode-step overhead (scheduler, launches, sampling), per-request overhead and the
       prefill-burst fraction (how bunched closed-loop arrivals stay: a scheduling trait), and with
@@ -83,6 +90,9 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
     """
     today = dt.date.today().isoformat()
     gs = Counter((c.acc.generation, c.stack) for c in cases)
+    chips: dict[tuple[str, str], set[str]] = {}
+    for c in cases:
+        chips.setdefault((c.acc.generation, c.stack), set()).add(c.acc.id)
     gen = Counter(c.acc.generation for c in cases)
     stacks = Counter(c.stack for c in cases)
     rows: list[ProfileRow] = [ProfileRow("*", "*", "*", "*", "gemm_m_half", 64.0, len(cases), SOURCE, today)]
@@ -101,7 +111,8 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
         if n < MIN_ROWS:
             continue
         rows.append(ProfileRow(g, "*", "*", "decode", "gemm", 0.5, n, SOURCE, today))
-        own = [(s, k) for (gg, s), k in gs.items() if gg == g and k >= MIN_ROWS]
+        own = [(s, k) for (gg, s), k in gs.items()
+               if gg == g and k >= MIN_ROWS and len(chips[(g, s)]) >= MIN_CHIPS]
         if sum(k for _, k in own) < n:
             rows.append(ProfileRow(g, "*", "*", "prefill", "gemm", 0.5, n, SOURCE, today))
             rows.append(ProfileRow(g, "*", "*", "decode", "memory", 0.7, n, SOURCE, today))
@@ -169,17 +180,13 @@ def run(cv: bool, dry_run: bool) -> dict:
     cases, skipped = prepare_many(rows, ctx)
     by_id = {r["row_id"]: float(r["metric_value"]) for r in rows}
     measured = np.array([by_id[c.row_id] for c in cases])
-    cand = candidate_rows(cases)
-    keys = {(r.generation, r.stack, r.precision, r.phase, r.op_class) for r in cand}
-    prior = [r for r in base_rows() if (r.generation, r.stack, r.precision, r.phase, r.op_class) not in keys]
-    profiles = Profiles(tuple(prior + cand))
+    profiles, free = profiles_for(cases)
     ex = expand(cases, profiles)
-    free = np.array([i for i, r in enumerate(profiles.rows) if r.rows_fitted > 0 and r.op_class in FITTED])
     values = fit(ex, measured, profiles, free)
     pred = evaluate(ex, values)
     report = {"cases": len(cases), "skipped": len(skipped), "mdape": mdape(pred, measured), "cv": {}}
     if cv:
-        report["cv"] = cross_validate(cases, measured, profiles, free)
+        report["cv"] = cross_validate(cases, measured)
     fitted = tuple(ProfileRow(r.generation, r.stack, r.precision, r.phase, r.op_class, float(v), r.rows_fitted,
                               r.source, r.retrieved_on) for r, v in zip(profiles.rows, values, strict=True))
     if not dry_run:
@@ -187,8 +194,22 @@ def run(cv: bool, dry_run: bool) -> dict:
     return report
 
 
-def cross_validate(cases: list, measured: np.ndarray, profiles: Profiles, free: np.ndarray) -> dict:
-    """Hold out each model (latency set) and each accelerator: fit on the rest, predict the held-out."""
+def profiles_for(cases: list) -> tuple[Profiles, np.ndarray]:
+    """The priors overlaid with the rows the fit varies for ``cases`` (``candidate_rows``), and the
+    indices of the free (fitted) rows."""
+    cand = candidate_rows(cases)
+    keys = {(r.generation, r.stack, r.precision, r.phase, r.op_class) for r in cand}
+    prior = [r for r in base_rows() if (r.generation, r.stack, r.precision, r.phase, r.op_class) not in keys]
+    profiles = Profiles(tuple(prior + cand))
+    free = np.array([i for i, r in enumerate(profiles.rows) if r.rows_fitted > 0 and r.op_class in FITTED])
+    return profiles, free
+
+
+def cross_validate(cases: list, measured: np.ndarray) -> dict:
+    """Hold out each model (latency set) and each accelerator: fit on the rest, predict the held-out.
+
+    Each fold rebuilds the fitted rows from its training rows (``profiles_for``): a key backed only by
+    the held-out chip or model is not fitted, and the held-out rows fall back as an unseen one's would."""
     out = {}
     for label, key in (("leave-one-model-out", lambda c: c.shape.model_id),
                        ("leave-one-accelerator-out", lambda c: c.acc.id)):
@@ -201,7 +222,9 @@ def cross_validate(cases: list, measured: np.ndarray, profiles: Profiles, free: 
             train = np.flatnonzero(~test)
             if len(train) > CV_TRAIN_ROWS:  # a fixed random subsample keeps each fold to seconds
                 train = np.sort(np.random.default_rng(0).choice(train, CV_TRAIN_ROWS, replace=False))
-            ex_tr = expand([cases[i] for i in train], profiles)
+            tr_cases = [cases[i] for i in train]
+            profiles, free = profiles_for(tr_cases)
+            ex_tr = expand(tr_cases, profiles)
             v = fit(ex_tr, measured[train], profiles, free, iters=6)
             ex_te = expand([c for c, t in zip(cases, test, strict=True) if t], profiles)
             preds[test] = evaluate(ex_te, v)
