@@ -55,7 +55,8 @@ def cross_validation() -> list[str]:
     lines = ["## Cross-validation of the LLM efficiency fit", "",
              f"Fitted on {fit['cases']} LLM rows (both sets) on {fit.get('fitted_on', '?')}; in-sample MdAPE "
              f"{_pct(fit['mdape'])}. Each held-out group (a model, or an accelerator, with >= 50 rows) is "
-             "predicted by profiles fitted without it:", "", "| scheme | rows | MdAPE |", "|---|---:|---:|"]
+             "predicted by profiles fitted without it (which keys get their own row is also decided on the "
+             "training rows, so it is treated as an unseen model or chip):", "", "| scheme | rows | MdAPE |", "|---|---:|---:|"]
     lines += [f"| {k} | {v['rows']} | {_pct(v['mdape'])} |" for k, v in fit.get("cv", {}).items()]
     return lines + [""]
 
