@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -64,8 +65,26 @@ def enumerate_layouts(shape: TrainShape, count: int, seq_len: int, global_batch:
 
     ``strict=False`` admits data-parallel degrees that do not divide the global batch (replicas then
     run unequal micro-batch counts; the step is costed at the mean), for chip counts such as 384.
+    The layouts depend only on the shape, the counts and the scale-up domain, not on the chip, so a
+    planner comparing many chips enumerates each case once (cached; the arrays are read-only).
     """
-    fixed = {k: v for k, v in (fixed or {}).items() if v}
+    key = tuple(sorted((k, v) for k, v in (fixed or {}).items() if v))
+    try:
+        return _enumerate_cached(shape, count, seq_len, global_batch, domain, key, strict)
+    except TypeError:  # an unhashable shape (tests build ad-hoc ones): enumerate without the cache
+        return _enumerate(shape, count, seq_len, global_batch, domain, dict(key), strict)
+
+
+@lru_cache(maxsize=512)
+def _enumerate_cached(shape, count, seq_len, global_batch, domain, fixed_items, strict) -> dict[str, np.ndarray]:
+    arrays = _enumerate(shape, count, seq_len, global_batch, domain, dict(fixed_items), strict)
+    for a in arrays.values():
+        a.setflags(write=False)
+    return arrays
+
+
+def _enumerate(shape: TrainShape, count: int, seq_len: int, global_batch: int, domain: int,
+               fixed: dict[str, int], strict: bool) -> dict[str, np.ndarray]:
     if not shape.is_transformer:
         dp = count
         per_chip = max(1, global_batch // dp)
