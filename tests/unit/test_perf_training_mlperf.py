@@ -83,3 +83,43 @@ def test_time_floor_is_the_compute_at_peak(ctx: ValidateContext) -> None:
     floor_min = samples_to_converge(bench, 32) * shape_flops / (8 * acc.peak("fp8")) / 60.0
     preds, _ = predict_rows([_row("llama3.1-8b", "nvidia_b200_sxm", 8, 32)], ctx)
     assert floor_min < preds["r"] < 5.0 * floor_min
+
+
+def _round_row(round_: str, gbs: int, rid: str) -> dict[str, str]:
+    return {**_row("llama3.1-405b", "nvidia_gb200_per_gpu", 512, gbs, rid), "round": round_}
+
+
+def test_405b_rules_follow_the_row_round() -> None:
+    base = BENCHMARKS["llama3.1-405b"]
+    v50 = benchmark_for_workload("mlperf-train/llama3.1-405b", "v5.0")
+    assert benchmark_for_workload("mlperf-train/llama3.1-405b", "v5.1") is base
+    assert benchmark_for_workload("mlperf-train/llama3.1-405b", "") is base  # no round: the latest rules
+    assert benchmark_for_workload("mlperf-train/llama3.1-405b", "v6.0") is base
+    assert benchmark_for_workload("mlperf-train/llama3.1-8b", "v5.0") is BENCHMARKS["llama3.1-8b"]
+    # v5.0: training_5.0.0 RCP less one evaluation (46,080 samples); eval every 46,080, none skipped
+    assert dict(v50.rcp)[1152] == 322_560 and dict(base.rcp)[1152] == 313_344
+    assert samples_to_converge(v50, 1152) == pytest.approx(322_560 - 46_080)
+    assert evaluations(v50, samples_to_converge(v50, 1152), 1152) == math.floor((322_560 - 46_080) / 46_080)
+    assert v50.max_global_batch == 9216 and base.max_global_batch == 0
+
+
+def test_v50_and_v51_rows_at_the_same_batch_differ_by_the_rules(ctx: ValidateContext) -> None:
+    from infrafit.perf.rows_training import plan_row
+    from infrafit.perf.training_profile import load_profile
+
+    profile = load_profile()
+    gbs = 1152
+    p50 = plan_row(_round_row("v5.0", gbs, "a"), ctx, profile)
+    p51 = plan_row(_round_row("v5.1", gbs, "b"), ctx, profile)
+    fwd = 5_760 / 3.0  # one evaluation: 5,760 sequences forward = a third of a training pass each
+    s50, s51 = 322_560 - 46_080, 313_344
+    evals50 = math.floor(s50 / 46_080)
+    evals51 = math.floor(s51 / 18_432) - math.floor(0.0026 * gbs + 12)
+    assert p50.a == pytest.approx((s50 + evals50 * fwd) / gbs)
+    assert p51.a == pytest.approx((s51 + evals51 * fwd) / gbs)
+    assert p50.raw == p51.raw  # same layout and step: only the samples on the clock differ
+    preds, skipped = predict_rows([_round_row("v5.0", gbs, "a"), _round_row("v5.1", gbs, "b")], ctx)
+    assert skipped == [] and 0 < preds["a"] < preds["b"]  # v5.0 converges one evaluation early
+    # v5.0 capped GBS at 9,216: a larger batch is skipped under v5.0 and predicted under v5.1
+    preds, skipped = predict_rows([_round_row("v5.0", 18_432, "c"), _round_row("v5.1", 18_432, "d")], ctx)
+    assert "d" in preds and "c" not in preds and "9216" in skipped[0]["reason"]

@@ -16,7 +16,8 @@ the submission's global batch size (RCP, interpolated) / GBS.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -43,6 +44,8 @@ class MlperfBenchmark:
     eval_samples: float  # samples per evaluation (forward only); 0 = not on the clock / unknown
     eval_skip: str = "0"  # evaluations skipped at the start (a formula of GBS)
     notes: str = ""
+    max_global_batch: int = 0  # largest GBS the round's rules allow; 0 = no cap
+    converge_early_samples: float = 0.0  # RCP units a run may converge before the RCP mean (round's rules)
 
 
 #: SD v2 UNet (865M params) forward FLOPs per training sample at 64x64x4 latents: onnx-tool
@@ -153,7 +156,8 @@ BENCHMARKS: dict[str, MlperfBenchmark] = {
     # Mixtral 32,000-token vocabulary; the library's 128,256 adds 0.4% LM-head FLOPs), 8,192-token
     # sequences, continued from a checkpoint, eval on the first 5,760 C4 validation sequences every
     # 18,432 sequences after FLOOR(0.0026 GBS + 12) skipped evaluations (the v5.1 rule; v5.0 evaluated
-    # every 46,080). RCPs: training_5.1.0 where it has the batch size, training_5.0.0 for 1008/6912/9216.
+    # every 46,080; see EARLIER_ROUNDS). RCPs: training_5.1.0 where it has the batch size, training_5.0.0
+    # for 1008/6912/9216.
     "llama3.1-405b": MlperfBenchmark(
         "llama3.1-405b", "llama3.1-405b", 8192, "full", 0, "samples",
         ((1008, 324_576.0), (1152, 313_344.0), (2304, 368_640.0), (4608, 493_056.0), (6912, 604_800.0),
@@ -181,12 +185,57 @@ BENCHMARKS: dict[str, MlperfBenchmark] = {
 }
 
 
-def benchmark_for_workload(workload: str) -> MlperfBenchmark | None:
-    """``mlperf-train/<name>`` -> its preset; None for any other workload."""
+#: Rules of earlier rounds where a benchmark's rules changed, keyed by benchmark and by the first round
+#: they applied to (the preset in ``BENCHMARKS`` is the latest round's). A row of round R uses the rules of
+#: the latest round here not after R; a row of a later round, or with no round, uses ``BENCHMARKS``.
+#: llama3.1-405b in v5.0 (TR50 @7e298673 and TR51's v5.0 appendix, per the reference notes): evaluation
+#: every 46,080 sequences with none skipped, GBS capped at 9,216, and a run may converge one evaluation
+#: (46,080 samples) before the RCP mean; the submissions were checked against the training_5.0.0 RCPs
+#: (olympic means; github.com/mlcommons/logging @7bbf7926 ``rcp_checker/training_5.0.0/rcps_llama31_405b.json``).
+EARLIER_ROUNDS: dict[str, tuple[tuple[tuple[int, int], MlperfBenchmark], ...]] = {
+    "llama3.1-405b": (
+        ((5, 0), replace(
+            BENCHMARKS["llama3.1-405b"],
+            rcp=((1008, 324_576.0), (1152, 322_560.0), (2304, 380_160.0), (4608, 495_360.0), (6912, 604_800.0),
+                 (9216, 691_200.0)),
+            eval_every_samples="46080", eval_skip="0", max_global_batch=9216, converge_early_samples=46_080.0,
+            notes="v5.0 rules: eval every 46,080 sequences, GBS <= 9,216, converge one eval before the RCP; "
+                  "RCPs of training_5.0.0",
+        )),
+        # v5.1 and later: the preset in BENCHMARKS (eval every 18,432 after FLOOR(0.0026 GBS + 12) skipped)
+        ((5, 1), BENCHMARKS["llama3.1-405b"]),
+    ),
+}
+
+
+def parse_round(text: str) -> tuple[int, int] | None:
+    """``"v5.0"`` (or ``"5.0"``) -> (5, 0); None when empty or not of that form."""
+    m = re.fullmatch(r"v?(\d+)\.(\d+)", (text or "").strip().lower())
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def rules_for_round(bench: MlperfBenchmark, round_: str = "") -> MlperfBenchmark:
+    """The preset under the rules of MLPerf round ``round_`` (``"v5.0"``); the latest rules when the
+    round is empty, unparsable, or later than every round in ``EARLIER_ROUNDS``. A round before the
+    benchmark's first known round gets its first rules."""
+    variants = EARLIER_ROUNDS.get(bench.name)
+    rnd = parse_round(round_)
+    if not variants or rnd is None:
+        return bench
+    chosen = variants[0][1]
+    for since, rules in variants:
+        if since <= rnd:
+            chosen = rules
+    return chosen
+
+
+def benchmark_for_workload(workload: str, round_: str = "") -> MlperfBenchmark | None:
+    """``mlperf-train/<name>`` -> its preset under round ``round_``'s rules; None for any other workload."""
     prefix = "mlperf-train/"
     if not workload.startswith(prefix):
         return None
-    return BENCHMARKS.get(workload[len(prefix):])
+    bench = BENCHMARKS.get(workload[len(prefix):])
+    return rules_for_round(bench, round_) if bench is not None else None
 
 
 def _eval_formula(expr: str, gbs: float) -> float:
@@ -197,7 +246,8 @@ def _eval_formula(expr: str, gbs: float) -> float:
 def samples_to_converge(bench: MlperfBenchmark, global_batch: float) -> float:
     """Training samples to reach the target at ``global_batch``: RCP olympic means, linear in GBS
     between reference batch sizes, held flat below the smallest and extended linearly above the
-    largest (the RCP checker interpolates between neighbours the same way)."""
+    largest (the RCP checker interpolates between neighbours the same way), less the samples the
+    round's rules let a run converge early (``converge_early_samples``; v5.0 llama3.1-405b)."""
     bs = np.array([b for b, _ in bench.rcp], dtype=float)
     vals = np.array([v for _, v in bench.rcp], dtype=float)
     if global_batch > bs[-1]:
@@ -205,6 +255,7 @@ def samples_to_converge(bench: MlperfBenchmark, global_batch: float) -> float:
         v = vals[-1] + slope * (global_batch - bs[-1])
     else:
         v = float(np.interp(global_batch, bs, vals))
+    v -= bench.converge_early_samples
     if bench.rcp_unit == "tokens":
         return v / bench.seq_len
     if bench.rcp_unit == "epochs":

@@ -94,6 +94,8 @@ def _plan_mlperf(bench: MlperfBenchmark, row: dict[str, str], ctx: Any, profile:
     gbs = _int(row, "global_batch_size")
     if gbs <= 0:
         raise SkipRow("MLPerf training row without global_batch_size")
+    if bench.max_global_batch and gbs > bench.max_global_batch:
+        raise SkipRow(f"GBS {gbs} is above the {bench.max_global_batch} this round's rules allow")
     shape = _shape_for(bench.model, ctx)
     acc = _accelerator(row, ctx)
     # a time-to-train competition: with no precision stated, the submitter's fastest 8-bit format
@@ -123,7 +125,7 @@ def plan_row(row: dict[str, str], ctx: Any, profile: TrainingProfile) -> RowPlan
         raise SkipRow(f"metric kind {kind!r} is not a training metric this model predicts")
     workload = (row.get("workload") or "").strip()
     if workload.startswith("mlperf-train/"):
-        bench = benchmark_for_workload(workload)
+        bench = benchmark_for_workload(workload, (row.get("round") or "").strip())
         if bench is None:
             raise SkipRow(f"no preset for MLPerf benchmark {workload!r}")
         if kind != "time_to_train_min":
