@@ -134,3 +134,20 @@ def test_train_here_serve_there_parts_are_estimated_for_their_own_job():
         assert serve["performance"]["time_to_train_s"] is None  # the serving part is an inference estimate
         assert serve["performance"]["latency"]["tpot_s"]["p99"] > 0
         assert o["performance"]["time_to_train_s"] == train["performance"]["time_to_train_s"]
+
+
+def test_train_here_serve_there_pairs_follow_the_objective():
+    """Pairs rank by the objective's metric: time -> the training part's time to train, latency -> the
+    serving part's p99 at its operating point (TCO only breaks ties); cost keeps the cheapest first."""
+    plans = {o: _plan("train-here-serve-there.yaml", objective=o, top=5) for o in ("cost", "time", "latency")}
+    ttt = {o: [x["parts"][0]["performance"]["time_to_train_s"] for x in p["options"]] for o, p in plans.items()}
+    p99 = {o: [x["front_point"]["metric_value"] for x in p["options"]] for o, p in plans.items()}
+    tco = {o: [x["cost"]["tco_usd"] for x in p["options"]] for o, p in plans.items()}
+    assert ttt["time"] == sorted(ttt["time"]) and p99["latency"] == sorted(p99["latency"])
+    assert tco["cost"] == sorted(tco["cost"])
+    # the fastest-training pair of any plan is #1 under time; the lowest p99 of any plan #1 under latency
+    assert ttt["time"][0] == min(min(v) for v in ttt.values())
+    assert p99["latency"][0] == min(min(v) for v in p99.values())
+    # on this example the objectives disagree, so the ordering must change with them
+    assert ttt["time"][0] < ttt["cost"][0] and p99["latency"][0] < p99["cost"][0]
+    assert plans["time"]["options"][0]["why"][0].startswith("fastest-training pair")

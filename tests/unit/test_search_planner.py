@@ -145,3 +145,23 @@ def test_a_different_chip_comes_before_the_same_chip_at_another_count():
     p = plan(load_spec(root / "examples" / "nightly-embeddings.yaml"), load_catalog(), top=5)
     chips = [o["accelerator"] for o in p["options"]]
     assert len(chips) == 5 and len(set(chips)) == 5, chips
+
+
+def test_pair_pools_add_the_parts_best_by_the_objective():
+    """``combine._pool``: the cheapest candidates, plus the fastest (time) or lowest-p99 (latency) ones
+    even when they are too dear to be among the cheapest; infinite TCO never enters."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from infrafit.search.combine import _pool
+
+    tco = np.array([1.0, 2.0, 3.0, 9.0, np.inf])
+    metric = np.array([50.0, 40.0, 30.0, 1.0, 0.5])  # the dearest finite one is the fastest / lowest p99
+    train = SimpleNamespace(task="train", cost=SimpleNamespace(tco_usd=tco), ev=SimpleNamespace(metric=metric))
+    serve = SimpleNamespace(task="serve", cost=SimpleNamespace(tco_usd=tco), ev=SimpleNamespace(metric=metric))
+    assert list(_pool(train, "cost", 2)) == [0, 1]
+    assert list(_pool(train, "time", 2)) == [0, 1, 2, 3]
+    assert list(_pool(train, "latency", 2)) == [0, 1]  # latency is about the serving part
+    assert list(_pool(serve, "latency", 1)) == [0, 3]
+    assert list(_pool(serve, "time", 1)) == [0]

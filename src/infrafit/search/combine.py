@@ -4,7 +4,15 @@ Both parts are priced on their own (``search.parts``); pairs add the two TCOs an
 transfer (``cost.hybrid.transfer_usd``: the trained model leaves the training site once per run, on
 its egress tiers; free on the same site). A pair on two sites is a ``hybrid`` option and needs
 ``hybrid`` in ``deployment.allowed``; otherwise both parts must share provider and region. The
-budget applies to the pair. Only the cheapest ``PAIR_POOL`` candidates of each part are paired.
+budget applies to the pair.
+
+Pairs rank by the planner's objective (``search.planner.order_by``) on (pair TCO, pair metric), where
+the pair metric is the part the objective is about: ``time`` the training part's time to train,
+``latency`` the serving part's p99 at its planned operating point, ``balanced`` and ``cost`` (its tie
+break) the serving part's p99, as the pair serves as its serving part does. Each part contributes its
+``PAIR_POOL`` cheapest candidates plus its ``PAIR_POOL`` best by that part's own objective (training
+by time for ``time``; serving by latency or balance for ``latency`` / ``balanced``), so the best pair
+under the objective is among those paired unless the budget or placement rules out all of them.
 """
 
 from __future__ import annotations
@@ -15,22 +23,45 @@ from infrafit.search.pareto import diverse_top
 from infrafit.units import fmt_usd
 
 PAIR_POOL = 60
+#: The part whose metric ranks pairs under each objective.
+PAIR_METRIC_PART = {"cost": "serve", "latency": "serve", "time": "train", "balanced": "serve"}
+#: The ordering each part's own pool takes under the pair objective (cheapest otherwise).
+PART_POOL_OBJECTIVE = {("train", "time"): "time", ("serve", "latency"): "latency",
+                       ("serve", "balanced"): "balanced"}
+_LEAD = {"cost": "cheapest pair", "latency": "lowest serving p99 pair", "time": "fastest-training pair",
+         "balanced": "best-balanced pair"}
 
 
-def _pool(part, n: int) -> np.ndarray:
+def _pool(part, objective: str, n: int) -> np.ndarray:
+    """The part's ``n`` cheapest finite candidates, plus its ``n`` best by its pool objective."""
+    from infrafit.search.planner import order_by
+
     ok = np.flatnonzero(np.isfinite(part.cost.tco_usd))
-    return ok[np.argsort(part.cost.tco_usd[ok])][:n]
+    chosen = ok[np.argsort(part.cost.tco_usd[ok], kind="stable")][:n]
+    own = PART_POOL_OBJECTIVE.get((part.task, objective))
+    if own is not None and ok.size:
+        chosen = np.union1d(chosen, ok[order_by(own, part.cost.tco_usd[ok], part.ev.metric[ok])][:n])
+    return chosen
+
+
+def _pair_metric(parts, objective: str, ti: np.ndarray, si: np.ndarray) -> np.ndarray:
+    """The metric pairs rank by (``PAIR_METRIC_PART``), shaped (train pool, serve pool)."""
+    if PAIR_METRIC_PART[objective] == "train":
+        return np.broadcast_to(parts["train"].ev.metric[ti][:, None], (ti.size, si.size))
+    return np.broadcast_to(parts["serve"].ev.metric[si][None, :], (ti.size, si.size))
 
 
 def combined(parts, objective: str, top: int, ctx: dict, failures: dict) -> tuple[list[dict], dict]:
     from infrafit.cost.hybrid import artifact_transfer_bytes, same_site, transfer_usd
     from infrafit.search.assemble import option_json
+    from infrafit.search.explain import fmt_value
+    from infrafit.search.planner import order_by
 
     train, serve = parts["train"], parts["serve"]
     if train.cost is None or serve.cost is None:
         return [], {}
     w = ctx["workload"]
-    ti, si = _pool(train, PAIR_POOL), _pool(serve, PAIR_POOL)
+    ti, si = _pool(train, objective, PAIR_POOL), _pool(serve, objective, PAIR_POOL)
     if ti.size == 0 or si.size == 0:
         return [], {}
     ta, sa = train.arrays.take(ti), serve.arrays.take(si)
@@ -54,13 +85,16 @@ def combined(parts, objective: str, top: int, ctx: dict, failures: dict) -> tupl
         failures.setdefault("train + serve pairs", []).append(
             f"no pair fits the budget or placement: cheapest pair {fmt_usd(cheapest)}/month")
         return [], {}
-    order = flat[np.argsort(tco.ravel()[flat], kind="stable")]
-    keys = []
-    for f in range(tco.size):
-        a, b = divmod(f, tco.shape[1])
-        keys.append((str(train.offers["family"].iloc[ti[a]]), str(serve.offers["family"].iloc[si[b]]),
-                     str(serve.offers["mode"].iloc[si[b]]), bool(site[a, b])))
-    chosen = diverse_top(list(order), keys, top)
+    metric = _pair_metric(parts, objective, ti, si)
+    order = flat[order_by(objective, tco.ravel()[flat], metric.ravel()[flat])]
+    t_fam = train.offers["family"].to_numpy(dtype=object)[ti]
+    s_fam = serve.offers["family"].to_numpy(dtype=object)[si]
+    s_mode = serve.offers["mode"].to_numpy(dtype=object)[si]
+    n_s = si.size
+    keys = [(str(t_fam[f // n_s]), str(s_fam[f % n_s]), str(s_mode[f % n_s]), bool(st))
+            for f, st in enumerate(site.ravel())]
+    chosen = diverse_top([int(f) for f in order], keys, top)
+    metric_label = "time to train" if PAIR_METRIC_PART[objective] == "train" else "serving p99"
     best = float(tco.ravel()[chosen[0]])
     options = []
     for rank, f in enumerate(chosen, start=1):
@@ -76,11 +110,12 @@ def combined(parts, objective: str, top: int, ctx: dict, failures: dict) -> tupl
                 "breakdown": {k: t_opt["cost"]["breakdown"].get(k, 0.0) + s_opt["cost"]["breakdown"].get(k, 0.0)
                               for k in s_opt["cost"]["breakdown"]}}
         cost["breakdown"]["egress_usd"] = cost["breakdown"].get("egress_usd", 0.0) + float(transfer[a, b])
-        why = [(f"cheapest pair of {flat.size:,}" if rank == 1 else f"{(total - best) / best:+.0%} vs #1")
+        why = [(f"{_LEAD[objective]} of {flat.size:,}" if rank == 1 else f"{(total - best) / best:+.0%} vs #1")
                + f": train on {t_opt['count']}x {t_opt['accelerator']} ({t_opt['deployment']}, {t_opt['region']}) "
                f"{fmt_usd(t_opt['cost']['tco_usd'])}, serve on {s_opt['count']}x {s_opt['accelerator']} "
                f"({s_opt['deployment']}, {s_opt['region']}) {fmt_usd(s_opt['cost']['tco_usd'])}, "
-               f"artifact transfer {fmt_usd(float(transfer[a, b]))}"]
+               f"artifact transfer {fmt_usd(float(transfer[a, b]))}"
+               + ("" if objective == "cost" else f"; ranked by {metric_label} {fmt_value('x_s', float(metric[a, b]))}")]
         # The pair serves as the serving part does and trains as the training part does.
         performance = {**s_opt["performance"], "time_to_train_s": t_opt["performance"].get("time_to_train_s")}
         options.append({**s_opt, "rank": rank, "deployment": cost["deployment"], "cost": cost,
