@@ -213,3 +213,33 @@ def test_calibrated_overlay_replaces_gemm_and_memory_efficiency_for_that_device_
     assert calibrated.eff_memory[0] == 0.3
     assert calibrated.eff_memory[1] == plain.eff_memory[1]  # another device keeps the fitted profile
     assert plain.eff_memory[0] != 0.3
+
+
+def test_no_arrival_process_beats_the_offline_engine_rate_over_a_grid():
+    """Server <= Offline at the source: at every configuration, concurrency and length of the grid,
+    the rate under Poisson or closed-loop arrivals stays at or below the engine's saturated rate, which
+    charges no queueing (the batch is kept full) and equals C / (prefill + step + (OSL - 1) TPOT)."""
+    c = np.array([1.0, 8.0, 64.0, 256.0, 1024.0, 4096.0])
+    isl, osl = np.array([128.0, 1000.0, 4000.0]), np.array([2.0, 200.0, 2000.0])
+    cc, ii, oo = (a.ravel() for a in np.meshgrid(c, isl, osl, indexing="ij"))
+    for shape in (L70, MIX):
+        for acc, prec, tp in ((H100, "fp8", 1), (H100, "fp8", 8), (B200, "fp4", 8), (B200, "bf16", 2)):
+            s, _ = setup(acc=acc, precision=prec, tp=tp, ep=tp if shape.is_moe else 1)
+            s = replace(s.take(np.zeros(cc.size, dtype=int)), prefill_burst=np.full(cc.size, 0.5))
+            engine = llm.serve(shape, s, cc, ii, oo).offline_requests_per_s
+            for closed in (False, True):
+                sv = llm.serve(shape, s, cc, ii, oo, closed_loop=closed)
+                np.testing.assert_array_equal(sv.offline_requests_per_s, engine)
+                assert np.all(sv.requests_per_s <= engine)
+            fits = cc <= llm.max_concurrency(shape, s, ii + oo, ii)
+            k = np.where(fits)[0][-1]
+            one = s.take(np.array([k]))
+            step = llm.decode_step(shape, one, cc[k:k + 1], ii[k:k + 1] + oo[k:k + 1] / 2)["time_s"]
+            sv = llm.serve(shape, one, cc[k:k + 1], ii[k:k + 1], oo[k:k + 1])
+            tpot = sv.tpot_p50_s
+            lifetime = llm.prefill_alone_s(shape, one, ii[k:k + 1]) + step + (oo[k] - 1) * tpot
+            assert sv.offline_requests_per_s[0] == pytest.approx(cc[k] / lifetime[0])
+            # bunched closed-loop clients at a large C wait for the wave: strictly below the engine
+            big = fits & (cc >= 64) & (oo > 2)
+            closed = llm.serve(shape, s, cc, ii, oo).requests_per_s
+            assert big.any() and np.all(closed[big] < engine[big])

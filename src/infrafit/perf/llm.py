@@ -268,8 +268,9 @@ class Serving:
     ttft_p99_s: np.ndarray
     tpot_p50_s: np.ndarray
     tpot_p99_s: np.ndarray
-    requests_per_s: np.ndarray  # per instance
+    requests_per_s: np.ndarray  # per instance, at the requested concurrency and arrival process
     output_tokens_per_s: np.ndarray  # per instance
+    offline_requests_per_s: np.ndarray  # per instance: the engine's throughput bound (``offline_rate``)
     decode_step_s: np.ndarray
     prefill_share_s: np.ndarray
     prefill_utilisation: np.ndarray
@@ -287,6 +288,16 @@ def serve(
     arrivals are perfectly staggered, 1 when they all arrive at once; a stack's scheduling trait).
     ``closed_loop`` False: Poisson arrivals (MLPerf LoadGen's Server scenario), which do not bunch;
     their queueing is the M/D/1 wait alone.
+
+    ``offline_requests_per_s`` is the engine's throughput at C in flight with the batch kept full
+    from a standing queue (MLPerf Offline: every sample is issued at once): each of the C slots turns
+    over once per ``prefill + step + (OSL - 1) TPOT``, the prompts' prefill compute already inside
+    TPOT. No queueing delay is charged: a queued prompt waits outside the batch (in LoadGen's queue)
+    while the slots keep working, and the start-up wave (all C prompts at once) is paid once per run
+    of thousands of samples, not once per request. ``requests_per_s`` (Little's law on the clients'
+    view, ``C / (TTFT + (OSL - 1) TPOT)``) never exceeds it: under any arrival process the same engine
+    processes at most its saturated throughput (work conservation), so a Poisson Server rate cannot
+    beat the Offline rate of the same configuration.
     """
     c_req = np.maximum(np.asarray(concurrency, dtype=float), 1.0)
     osl = np.maximum(np.asarray(output_tokens, dtype=float), 1.0)
@@ -303,21 +314,22 @@ def serve(
     share = np.where(c > 1, (c / osl) * p_mixed, 0.0)
     tpot = step + share
     lifetime = p_alone + step + (osl - 1.0) * tpot
-    rate = c / lifetime
+    rate = c / lifetime  # the engine's throughput at C in flight (``offline_rate``)
     rho = np.where(c > 1, rate * p_mixed * (c - 1) / c, 0.0)
     wait = md1_wait_s(rho, p_mixed)
     burst = np.where(closed_loop, _burst_wait_s(shape, s, c, isl, p_mixed, step), 0.0)
     slot_wait = np.maximum(c_req / c_max - 1.0, 0.0) * lifetime
     ttft50 = p_alone + np.where(c > 1, 0.5 * step, 0.0) + wait * np.log(2.0) + burst + slot_wait
     ttft99 = p_alone + np.where(c > 1, step, 0.0) + wait * P99_TAIL + 2.0 * burst + slot_wait
-    lifetime = ttft50 + (osl - 1.0) * tpot
-    rate = c_req / lifetime
+    # Little's law on the clients' view, never above what the engine processes (see ``offline_rate``)
+    engine = rate
+    rate = np.minimum(c_req / (ttft50 + (osl - 1.0) * tpot), engine)
     # per-request TPOT varies with how many prompts land during its OSL steps (Poisson count)
     jitter = 2.33 * np.sqrt(np.maximum(c / osl, 0.0) / osl) * p_mixed
     return Serving(
         ttft_p50_s=ttft50, ttft_p99_s=ttft99, tpot_p50_s=tpot, tpot_p99_s=tpot + jitter,
-        requests_per_s=rate, output_tokens_per_s=rate * osl, decode_step_s=step, prefill_share_s=share,
-        prefill_utilisation=rho,
+        requests_per_s=rate, output_tokens_per_s=rate * osl, offline_requests_per_s=engine, decode_step_s=step,
+        prefill_share_s=share, prefill_utilisation=rho,
     )
 
 

@@ -55,7 +55,8 @@ def _with_values(ex: Expanded, values: np.ndarray | None) -> Setup:
 
 def _entry_metrics(ex: Expanded, s: Setup) -> dict[str, np.ndarray]:
     n = len(ex.case_index)
-    out = {k: np.full(n, np.nan) for k in ("ttft", "tpot", "ttft99", "tpot99", "rate", "static_e2e", "cmax")}
+    keys = ("ttft", "tpot", "ttft99", "tpot99", "rate", "offline_rate", "static_e2e", "cmax")
+    out = {k: np.full(n, np.nan) for k in keys}
     c = ex.cases
     isl = np.array([c[i].input_tokens for i in ex.case_index])
     osl = np.array([c[i].output_tokens for i in ex.case_index])
@@ -66,7 +67,7 @@ def _entry_metrics(ex: Expanded, s: Setup) -> dict[str, np.ndarray]:
         sv = serve(shape, sub, ex.concurrency[idx], isl[idx], osl[idx], closed[idx])
         out["ttft"][idx], out["tpot"][idx] = sv.ttft_p50_s, sv.tpot_p50_s
         out["ttft99"][idx], out["tpot99"][idx] = sv.ttft_p99_s, sv.tpot_p99_s
-        out["rate"][idx] = sv.requests_per_s
+        out["rate"][idx], out["offline_rate"][idx] = sv.requests_per_s, sv.offline_requests_per_s
         out["static_e2e"][idx] = static_batch_e2e_s(shape, sub, ex.concurrency[idx], isl[idx], osl[idx])
         out["cmax"][idx] = max_concurrency(shape, sub, isl[idx] + osl[idx], isl[idx])
     return out
@@ -80,6 +81,8 @@ def _metric(case: Case, m: dict[str, np.ndarray], j: np.ndarray, replicas: np.nd
         if kind == "e2e_latency_s":
             return e2e
         rate = case.concurrency / e2e
+    elif case.mode == "offline":
+        rate = m["offline_rate"][j]  # the throughput-optimal point: batch full, no latency limits
     else:
         rate = m["rate"][j]
     if kind == "ttft_s":
@@ -122,7 +125,9 @@ def evaluate(ex: Expanded, values: np.ndarray | None = None) -> np.ndarray:
                 lim &= m["tpot99"][j] <= case.tpot_limit_s
             if case.e2e_limit_s:
                 lim &= m["ttft99"][j] + (case.output_tokens - 1) * m["tpot99"][j] <= case.e2e_limit_s
-            ok = ok & lim if (ok & lim).any() else ok & (ex.concurrency[j] == ex.concurrency[j].min())
+            if not (ok & lim).any() and ok.any():
+                lim = ex.concurrency[j] == ex.concurrency[j][ok].min()
+            ok = ok & lim  # a subset of Offline's entries, each rate capped by its Offline rate
         if not ok.any():
             ok = ex.concurrency[j] == ex.concurrency[j].min()
         pred[i] = np.nanmax(np.where(ok, vals, np.nan))
