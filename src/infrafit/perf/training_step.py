@@ -58,6 +58,7 @@ from infrafit.perf.training_memory import (
     params_per_chip,
 )
 from infrafit.perf.training_profile import TrainingProfile, model_class_of
+from infrafit.units import BITS_PER_BYTE, GBIT
 
 #: Bytes read + written per trainable parameter by one Adam update (fp32 w, m, v read and written,
 #: bf16 grad read, bf16 weight copy written): 3 x 4 x 2 + 2 + 2 + 4 = 32.
@@ -72,6 +73,11 @@ MOE_CAPACITY_FACTOR = 1.25
 DEQUANT_OPS_PER_WEIGHT = 4.0
 #: Bytes moved per base weight per dequantisation: read NF4 + constants (4.127 bits), write 2 B.
 DEQUANT_BYTES_PER_WEIGHT = 4.127 / 8.0 + 2.0
+
+
+#: Link speed assumed when the catalog gives neither a scale-up link nor a host interface for a
+#: chip: 8 Gb/s, below a single 10 GbE port, so an unknown link never makes a layout look cheap.
+UNKNOWN_LINK_BYTES_PER_S = 8 * GBIT / BITS_PER_BYTE
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,7 @@ class Chip:
     def from_accelerator(cls, acc, precision: str) -> Chip:
         """From a catalog ``Accelerator``: missing links fall back to the host interface (PCIe)."""
         host = _finite(getattr(acc, "host_bytes_per_s", 0.0))
-        up = _finite(acc.scaleup_bytes_per_s) or host or 1e9
+        up = _finite(acc.scaleup_bytes_per_s) or host or UNKNOWN_LINK_BYTES_PER_S
         out = _finite(acc.scaleout_bytes_per_s) or min(host or up, up)
         peak = float(acc.peak(precision))
         bf16 = float(acc.peak("bf16") or acc.peak("fp16") or peak)
