@@ -28,6 +28,8 @@ from infrafit.perf.llm_shape import LLMShape, shape_from_arch
 from infrafit.perf.mlperf_llm import MLPerfLLM, preset, split_workload
 from infrafit.perf.types import SkipRow, ValidateContext
 
+#: Concurrencies a submitter's layout search tries per replica; reaches 4,096 for MLPerf Offline batches
+#: (the planner's own grid, search.evaluate, is finer and stops at 1,024 where serving SLOs bind).
 CONCURRENCY_GRID = np.array([1, 2, 4, 8, 16, 32, 64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096])
 LLM_METRICS = {"output_tokens_per_s", "total_tokens_per_s", "ttft_s", "tpot_s", "e2e_latency_s",
                "per_token_latency_s", "samples_per_s", "queries_per_s"}

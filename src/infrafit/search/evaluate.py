@@ -23,7 +23,9 @@ import numpy as np
 from infrafit.search import operating as op
 from infrafit.units import SECONDS_PER_DAY
 
-#: Concurrency grid per replica for continuous batching (closed loop, requests in flight).
+#: Concurrency grid per replica for continuous batching (closed loop, requests in flight). Finer than
+#: validate's grid (perf.rows_llm) and capped at 1,024: a serving plan sits where TTFT/TPOT SLOs bind,
+#: while MLPerf Offline rows need the very large batches (up to 4,096) that validate searches.
 CONCURRENCY_GRID = np.array([1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024], float)
 LLM_PRECISIONS_AUTO = ("bf16", "fp8", "fp4", "int8", "int4")
 #: Keys of ``evaluate_training``'s pruned dict for physically impossible estimates (MFU > 1).
