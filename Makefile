@@ -30,7 +30,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
 accuracy: $(STAMP)
-	$(BIN)/python -m infrafit.perf.accuracy_report
+	$(BIN)/python -m infrafit.perf.validate.accuracy_report
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .ruff_cache

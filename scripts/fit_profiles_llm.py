@@ -36,13 +36,12 @@ import numpy as np
 
 from infrafit.catalog import load_catalog
 from infrafit.perf.profiles import PROFILE_COLUMNS, ProfileRow, Profiles, default_profiles_path
-from infrafit.perf.rows_llm import prepare_many
-from infrafit.perf.rows_llm_eval import evaluate, expand
 from infrafit.perf.types import ValidateContext
+from infrafit.perf.validate.llm import evaluate, expand, prepare_many
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
-FIT_REPORT = ROOT / "benchmarks" / "llm_profile_fit.json"  # read by infrafit.perf.accuracy_report
+FIT_REPORT = ROOT / "benchmarks" / "llm_profile_fit.json"  # read by infrafit.perf.validate.accuracy_report
 MIN_ROWS = 8
 MIN_CHIPS = 2  # a (generation, stack) row needs data from >= 2 chips of the generation, else (generation, *)
 CV_TRAIN_ROWS = 1500  # training rows per cross-validation fold (random subsample, seed 0)

@@ -25,10 +25,10 @@ from pathlib import Path
 import numpy as np
 
 from infrafit.catalog import load_catalog
-from infrafit.perf.nonllm import capacity
-from infrafit.perf.nonllm_profiles import PROFILE_PATH, NonLLMProfile, load_profile
-from infrafit.perf.rows_nonllm import handles, row_inputs
+from infrafit.perf.nonllm.model import capacity
+from infrafit.perf.nonllm.profile import PROFILE_PATH, NonLLMProfile, load_profile
 from infrafit.perf.types import SkipRow
+from infrafit.perf.validate.nonllm import handles, row_inputs
 
 CLASSES = ("cnn", "transformer", "diffusion-unet", "tabular")
 KINDS = ("cpu", "tpu", "asic")
@@ -172,7 +172,7 @@ def write_profile(prof: NonLLMProfile, path: Path, n_rows: int) -> None:
 
 
 def _measured_rows(path: Path) -> list[list[str]]:
-    from infrafit.perf.nonllm_profiles import TREE_PARAMS
+    from infrafit.perf.nonllm.profile import TREE_PARAMS
 
     if not path.exists():
         return []

@@ -27,8 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from infrafit.catalog import load_catalog
-from infrafit.perf.rows_training import RowPlan, plan_row, predict_with
-from infrafit.perf.training_profile import (
+from infrafit.perf.training.profile import (
     COLUMNS,
     COMPUTE_EFFICIENCY_MAX,
     COMPUTE_EFFICIENCY_MAX_SOURCE,
@@ -36,8 +35,9 @@ from infrafit.perf.training_profile import (
     PROFILE_FILE,
     TrainingProfile,
 )
-from infrafit.perf.training_step import Constants, combine
+from infrafit.perf.training.step import Constants, combine
 from infrafit.perf.types import SkipRow
+from infrafit.perf.validate.training import RowPlan, plan_row, predict_with
 from infrafit.workload.models import resolve_model
 
 ROOT = Path(__file__).resolve().parents[1]

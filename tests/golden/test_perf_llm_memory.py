@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from infrafit.catalog import load_catalog
-from infrafit.perf.llm import weight_bytes_per_gpu
-from infrafit.perf.llm_setup import ConfigRow, build_setup
-from infrafit.perf.llm_shape import shape_from_arch
+from infrafit.perf.llm.engine import weight_bytes_per_gpu
+from infrafit.perf.llm.setup import ConfigRow, build_setup
+from infrafit.perf.llm.shape import shape_from_arch
 from infrafit.units import GiB
 from infrafit.workload.models import get_model
 

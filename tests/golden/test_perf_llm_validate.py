@@ -2,7 +2,7 @@
 
 import pytest
 
-from infrafit.perf.validate import validate_csv
+from infrafit.perf.validate.run import validate_csv
 
 DATA = "benchmarks/data"
 CONFIGS = "tests/fixtures/model_configs"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from infrafit.catalog import load_catalog
-from infrafit.perf.nonllm_work import sample_work
-from infrafit.perf.rows_nonllm import predict
+from infrafit.perf.nonllm.work import sample_work
+from infrafit.perf.validate.nonllm import predict
 from infrafit.workload.models import resolve_model
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from infrafit.catalog import load_catalog
-from infrafit.perf.rows_training import predict
-from infrafit.perf.training_arch import from_model_arch
-from infrafit.perf.training_memory import model_state_bytes
+from infrafit.perf.training.memory import model_state_bytes
+from infrafit.perf.training.shape import from_model_arch
+from infrafit.perf.validate.training import predict
 from infrafit.workload.models import resolve_model
 
 

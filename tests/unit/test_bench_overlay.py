@@ -15,9 +15,9 @@ from infrafit.perf.calibrated import (
     calibration_for,
     operators_per_pass,
 )
-from infrafit.perf.nonllm import capacity, devices, latency_at_rate
-from infrafit.perf.nonllm_profiles import NonLLMProfile
-from infrafit.perf.nonllm_work import sample_work
+from infrafit.perf.nonllm.model import capacity, devices, latency_at_rate
+from infrafit.perf.nonllm.profile import NonLLMProfile
+from infrafit.perf.nonllm.work import sample_work
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infrafit.catalog import load_catalog
-from infrafit.perf import llm
-from infrafit.perf.llm_setup import ConfigRow, build_setup, plan_precision
-from infrafit.perf.llm_shape import shape_from_arch
+from infrafit.perf.llm import engine as llm
+from infrafit.perf.llm.setup import ConfigRow, build_setup, plan_precision
+from infrafit.perf.llm.shape import shape_from_arch
 from infrafit.perf.profiles import load_profiles
 from infrafit.workload.models import get_model
 
@@ -168,7 +168,7 @@ def test_kv_pool_is_a_fraction_of_memory_left_after_weights():
 
 
 def test_wide_moe_tp_runs_as_attention_data_parallel():
-    from infrafit.perf.rows_llm import physical_layout
+    from infrafit.perf.validate.llm import physical_layout
 
     gb200 = CAT.accelerator("nvidia_gb200_per_gpu")
     ds = shape_from_arch(get_model("deepseek-r1"))
@@ -198,7 +198,7 @@ def test_beams_share_the_prompt_kv_prefix():
 def test_calibrated_overlay_replaces_gemm_and_memory_efficiency_for_that_device_only(tmp_path, monkeypatch):
     """`infrafit calibrate` writes perf_profiles_bench.csv; the LLM model uses it for that accelerator."""
     from infrafit.catalog import load_catalog
-    from infrafit.perf.llm_setup import ConfigRow, build_setup
+    from infrafit.perf.llm.setup import ConfigRow, build_setup
 
     (tmp_path / "perf_profiles_bench.csv").write_text(
         "accelerator_id,precision,eff_compute_fraction,eff_memory_fraction,op_overhead_s,fitted_rows_count,"

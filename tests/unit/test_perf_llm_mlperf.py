@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from infrafit.catalog import load_catalog
-from infrafit.perf import rows_llm
-from infrafit.perf.mlperf_llm import PRESETS, preset, split_workload
-from infrafit.perf.rows_llm_eval import predict_cases
 from infrafit.perf.types import SkipRow, ValidateContext
-from infrafit.perf.validate import validate_rows
+from infrafit.perf.validate import llm as rows_llm
+from infrafit.perf.validate.llm import predict_cases
+from infrafit.perf.validate.mlperf_llm import PRESETS, preset, split_workload
+from infrafit.perf.validate.run import validate_rows
 
 CONFIGS = "tests/fixtures/model_configs"
 LG51_B200X8_OFFLINE_TOK_S = 33379.0  # benchmarks_reference.md §2, LG51 (MLPerf Inference v5.1)

@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infrafit.errors import InputError
-from infrafit.perf.nonllm import capacity, devices, executed_precision, nonllm_capacity
-from infrafit.perf.nonllm_profiles import NonLLMProfile, load_profile
-from infrafit.perf.nonllm_work import encoder_flops_per_sequence, sample_work
-from infrafit.perf.rows_nonllm import predict
+from infrafit.perf.nonllm.model import capacity, devices, executed_precision, nonllm_capacity
+from infrafit.perf.nonllm.profile import NonLLMProfile, load_profile
+from infrafit.perf.nonllm.work import encoder_flops_per_sequence, sample_work
 from infrafit.perf.types import SkipRow
+from infrafit.perf.validate.nonllm import predict
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ def test_tree_ensemble_inference_is_pointer_chasing_not_matrix_work():
     """XGBoost-style inference: rows/s = node visits per second / visits per row, from the measured
     47.5 cycles per visit on a CPU core (Treelite benchmark), not the AMX int8 peak."""
     from infrafit.catalog import load_catalog
-    from infrafit.perf.nonllm import nonllm_capacity
+    from infrafit.perf.nonllm.model import nonllm_capacity
     from infrafit.workload.models import get_model
 
     catalog = load_catalog()

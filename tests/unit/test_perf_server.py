@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from infrafit.errors import InputError
-from infrafit.perf.server import HostDemand, HostSpec, load_server_profile, size_server
+from infrafit.perf.host.server import HostDemand, HostSpec, load_server_profile, size_server
 
 JPEG = HostDemand(task="inference", items_per_s=9000.0, item_kind="jpeg_decode_imagenet", accelerators=8,
                   model_weight_bytes=25e6, input_bytes_per_item=110e3, output_bytes_per_item=100.0)

@@ -9,26 +9,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from infrafit.perf.mlperf_training import (
-    BENCHMARKS,
-    RESNET50_ACTIVATION_ELEMENTS,
-    evaluations,
-    samples_to_converge,
-)
-from infrafit.perf.training import best_layouts, train_run, training_precision
-from infrafit.perf.training_arch import TrainShape
-from infrafit.perf.training_layout import enumerate_layouts
-from infrafit.perf.training_memory import (
+from infrafit.perf.training.layout import enumerate_layouts
+from infrafit.perf.training.memory import (
     activation_bytes_per_layer,
     lora_adapter_params,
     model_state_bytes,
 )
-from infrafit.perf.training_profile import TrainingProfile, model_class_of
-from infrafit.perf.training_step import (
+from infrafit.perf.training.profile import TrainingProfile, model_class_of
+from infrafit.perf.training.run import best_layouts, train_run, training_precision
+from infrafit.perf.training.shape import TrainShape
+from infrafit.perf.training.step import (
     Chip,
     executed_attention_flops_per_token,
     executed_flops_per_token,
     step_times,
+)
+from infrafit.perf.validate.mlperf_training import (
+    BENCHMARKS,
+    RESNET50_ACTIVATION_ELEMENTS,
+    evaluations,
+    samples_to_converge,
 )
 
 PROFILE = TrainingProfile({})  # the documented defaults
@@ -169,7 +169,7 @@ def test_fitted_profile_caps_h100_pcie_below_its_peak_ratio():
     """The shipped profile: H100 PCIe (350 W) is slower than H100 SXM (700 W) by more than the peak ratio
     989/756 on the same work, as MLPerf BERT measures (about 2x at 8 GPUs)."""
     from infrafit.catalog import load_catalog
-    from infrafit.perf.training_profile import load_profile
+    from infrafit.perf.training.profile import load_profile
 
     cat = load_catalog()
     kw = dict(seq_len=512, global_batch=256, method="full", tp=1, pp=1, dp=1, ep=1, cp=1, micro_batch=32,
@@ -234,7 +234,7 @@ class _Catalog:
 def test_estimate_training_fills_the_estimate_shape():
     from types import SimpleNamespace
 
-    from infrafit.perf.training import estimate_training
+    from infrafit.perf.training.run import estimate_training
     from infrafit.perf.types import Config
 
     tr = SimpleNamespace(seq_len=2048, global_batch=256, method="full", lora_rank=None, total_samples=1e6,

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from infrafit.catalog import load_catalog
-from infrafit.perf.training import train_run, training_precision
-from infrafit.perf.training_arch import from_model_arch
-from infrafit.perf.training_profile import COMPUTE_EFFICIENCY_MAX, load_profile
-from infrafit.perf.training_step import MOE_CAPACITY_FACTOR, Chip, executed_flops_per_token, raw_terms
+from infrafit.perf.training.profile import COMPUTE_EFFICIENCY_MAX, load_profile
+from infrafit.perf.training.run import train_run, training_precision
+from infrafit.perf.training.shape import from_model_arch
+from infrafit.perf.training.step import MOE_CAPACITY_FACTOR, Chip, executed_flops_per_token, raw_terms
 from infrafit.workload.models import resolve_model
 
 CATALOG = load_catalog()

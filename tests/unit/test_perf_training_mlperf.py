@@ -8,7 +8,8 @@ import math
 import pytest
 
 from infrafit.catalog import load_catalog
-from infrafit.perf.mlperf_training import (
+from infrafit.perf.training.step import executed_flops_per_token
+from infrafit.perf.validate.mlperf_training import (
     BENCHMARKS,
     FLUX1_SHAPE,
     FLUX1_TOKENS_PER_SAMPLE,
@@ -16,8 +17,7 @@ from infrafit.perf.mlperf_training import (
     evaluations,
     samples_to_converge,
 )
-from infrafit.perf.training_step import executed_flops_per_token
-from infrafit.perf.validate import ValidateContext, predict_rows
+from infrafit.perf.validate.run import ValidateContext, predict_rows
 from infrafit.workload.models import get_model
 
 NEW = ("llama3.1-405b", "llama3.1-8b", "flux1")
@@ -104,8 +104,8 @@ def test_405b_rules_follow_the_row_round() -> None:
 
 
 def test_v50_and_v51_rows_at_the_same_batch_differ_by_the_rules(ctx: ValidateContext) -> None:
-    from infrafit.perf.rows_training import plan_row
-    from infrafit.perf.training_profile import load_profile
+    from infrafit.perf.training.profile import load_profile
+    from infrafit.perf.validate.training import plan_row
 
     profile = load_profile()
     gbs = 1152

@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 
 from infrafit.catalog import load_catalog
-from infrafit.perf.training import train_run, training_precision
-from infrafit.perf.training_arch import from_model_arch
-from infrafit.perf.training_memory import QLORA_BYTES_PER_PARAM
-from infrafit.perf.training_profile import (
+from infrafit.perf.training.memory import QLORA_BYTES_PER_PARAM
+from infrafit.perf.training.profile import (
     TrainingProfile,
     generation_prior,
     load_lineage,
     load_profile,
 )
-from infrafit.perf.training_step import (
+from infrafit.perf.training.run import train_run, training_precision
+from infrafit.perf.training.shape import from_model_arch
+from infrafit.perf.training.step import (
     DEQUANT_BYTES_PER_WEIGHT,
     Chip,
     quantized_params_per_chip,

@@ -134,7 +134,7 @@ def _validate(
 ) -> None:
     """Predict each published measurement in DATA and report the error."""
     from infrafit.commands.output import print_json
-    from infrafit.perf.validate import validate_csv
+    from infrafit.perf.validate.run import validate_csv
 
     result = validate_csv(data, model_configs)
     if as_json:

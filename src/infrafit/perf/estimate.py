@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from infrafit.errors import InputError
-from infrafit.perf.capacity import lengths, llm_capacity, slos
-from infrafit.perf.llm import decode_step
-from infrafit.perf.llm_setup import ConfigRow, build_setup, default_stack
-from infrafit.perf.llm_shape import shape_from_arch
+from infrafit.perf.llm.capacity import lengths, llm_capacity, slos
+from infrafit.perf.llm.engine import decode_step
+from infrafit.perf.llm.setup import ConfigRow, build_setup, default_stack
+from infrafit.perf.llm.shape import shape_from_arch
 from infrafit.perf.types import Config, Estimate, Latency, Memory, Percentiles
 
 
@@ -25,16 +25,16 @@ def estimate(workload: Any, config: Config, catalog: Any = None) -> Estimate:
     cat = catalog or load_catalog()
     if config.count < 1:
         raise InputError(f"--count {config.count}: must be at least 1", fix="give the number of accelerators")
-    from infrafit.perf.whole_server import with_server
+    from infrafit.perf.host.attach import with_server
 
     task = getattr(workload, "task", "inference")
     arch = workload.model_arch()
     if task in ("training", "fine-tuning"):
-        from infrafit.perf.training import estimate_training
+        from infrafit.perf.training.run import estimate_training
 
         est = estimate_training(workload, config, cat)
     elif arch.kind != "decoder":
-        from infrafit.perf.nonllm import estimate_nonllm
+        from infrafit.perf.nonllm.model import estimate_nonllm
 
         est = estimate_nonllm(workload, config, cat)
     else:

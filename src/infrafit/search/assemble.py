@@ -85,7 +85,7 @@ def _p50(ev, key: str, i: int) -> float | None:
 def _host_spec(catalog, row):
     """The offer's host as ``perf.server.HostSpec`` (all instances of one replica; cloud vCPUs count
     as cores, the host table's unit), or None for an unknown host."""
-    from infrafit.perf.server import HostSpec
+    from infrafit.perf.host.server import HostSpec
 
     hosts = catalog.hosts.set_index("id")
     if row["host_id"] not in hosts.index:
@@ -107,7 +107,7 @@ def serving_server(workload, catalog, row, rate: float, count: int, weights_byte
     RAM for loading, the responses over the network."""
     from dataclasses import asdict
 
-    from infrafit.perf.server import HostDemand, size_server
+    from infrafit.perf.host.server import HostDemand, size_server
 
     traffic = workload.inference.traffic
     tokens = float(traffic.input_tokens.mean if traffic.input_tokens else 0.0) + \

@@ -94,7 +94,7 @@ def ttft_p99_at_long_prompt(shape, grid, ttft_p99_s: np.ndarray, isl: float, isl
     ``ttft_p99 = serve(mean lengths).ttft_p99 - prefill_alone(isl) + prefill_alone(isl_p99)``. The
     queue ahead of the request is made of typical prompts, so it is not re-priced at p99 lengths
     (doing so, as ``serve`` at ``isl_p99`` for everyone would, counts the tail twice)."""
-    from infrafit.perf.llm import prefill_alone_s
+    from infrafit.perf.llm.engine import prefill_alone_s
 
     if not isl99 or isl99 <= isl:
         return ttft_p99_s
@@ -106,9 +106,9 @@ def evaluate_llm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, ...]
                  profiles=None, targets: tuple[float, ...] = ()) -> Evaluated:
     """Continuous-batching capacity of every (accelerator, count) x precision x stack x layout, at its
     SLO-limited load and at ``targets`` (fractions of that rate, ``search.operating``)."""
-    from infrafit.perf.llm import decode_step, max_concurrency, serve, weight_bytes_per_gpu
-    from infrafit.perf.llm_setup import ConfigRow, build_setup
-    from infrafit.perf.llm_shape import shape_from_arch
+    from infrafit.perf.llm.engine import decode_step, max_concurrency, serve, weight_bytes_per_gpu
+    from infrafit.perf.llm.setup import ConfigRow, build_setup
+    from infrafit.perf.llm.shape import shape_from_arch
 
     shape = shape_from_arch(arch)
     rows, cfg = [], []
@@ -186,9 +186,8 @@ def evaluate_nonllm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, .
                     work_shape: dict, targets: tuple[float, ...] = (), framework: str | None = None) -> Evaluated:
     """Samples/s per replica within the latency SLO (realtime) or offline (batch); realtime also at
     ``targets`` (fractions of the SLO-limited rate: smaller batches, ``search.operating``)."""
-    from infrafit.perf.nonllm import nonllm_capacity
-    from infrafit.perf.nonllm_estimate import _default_stack
-    from infrafit.perf.nonllm_work import sample_work
+    from infrafit.perf.nonllm.model import _default_stack, nonllm_capacity
+    from infrafit.perf.nonllm.work import sample_work
 
     if not pairs:
         return _empty()
@@ -227,7 +226,7 @@ def evaluate_nonllm(arch, pairs: list[tuple[Any, int]], precisions: tuple[str, .
 
 def ideal_train_s(shape, acc, count: int, precision: str, seq_len: int, total_samples: float) -> float:
     """Time to train at 100 % of the chips' peak (PaLM model FLOPs): a lower bound for early pruning."""
-    from infrafit.perf.training import model_flops_per_sample
+    from infrafit.perf.training.run import model_flops_per_sample
 
     peak = acc.peak(precision) or acc.peak("bf16") or acc.peak("fp16")
     return model_flops_per_sample(shape, seq_len) * total_samples / max(count * peak, 1.0)
@@ -251,9 +250,9 @@ def evaluate_training(workload, arch, pairs: list[tuple[Any, int]], precisions: 
     """Best layout of each (accelerator, count, precision); pruned by the ideal-time lower bound.
 
     Returns the evaluated rows and, per accelerator id, why it was pruned (with its numbers)."""
-    from infrafit.perf.training import train_run
-    from infrafit.perf.training_arch import from_model_arch
-    from infrafit.perf.training_layout import USABLE_MEMORY_FRACTION
+    from infrafit.perf.training.layout import USABLE_MEMORY_FRACTION
+    from infrafit.perf.training.run import train_run
+    from infrafit.perf.training.shape import from_model_arch
 
     tr = workload.training
     shape = from_model_arch(arch)

@@ -90,7 +90,7 @@ def nonllm_rate_grid(arch, accs, counts: np.ndarray, precision: str, latency_slo
     """(batch grid, samples/s, p99) of every (accelerator, count) x batch size within the SLO, from
     ``perf.nonllm.nonllm_capacity`` restricted to one batch size at a time (0 rate where the batch
     misses the SLO or does not fit)."""
-    from infrafit.perf.nonllm import BATCH_GRID, nonllm_capacity
+    from infrafit.perf.nonllm.model import BATCH_GRID, nonllm_capacity
 
     rate = np.zeros((len(accs), len(BATCH_GRID)))
     p99 = np.full_like(rate, np.nan)

@@ -56,7 +56,7 @@ def _stacks_for(catalog, task: str):
     rows = [(r.id, str(r.families).split(";")) for r in stacks.itertuples() if "inference" in str(r.tasks)]
 
     def pick(acc) -> list[str]:
-        from infrafit.perf.llm_setup import default_stack
+        from infrafit.perf.llm.setup import default_stack
 
         found = [sid for sid, fams in rows if acc.family in fams]
         first = default_stack(acc)

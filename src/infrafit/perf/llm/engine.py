@@ -35,7 +35,7 @@ from infrafit.perf.core import (
     md1_wait_s,
     ring_allreduce_time_s,
 )
-from infrafit.perf.llm_shape import LLMShape
+from infrafit.perf.llm.shape import LLMShape
 
 ACTIVATION_BYTES = 2.0  # activations travel in 16-bit between GPUs (TensorRT-LLM, vLLM, SGLang defaults)
 P99_TAIL = exponential_tail_factor(0.99)

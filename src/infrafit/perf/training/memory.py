@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infrafit.perf.training_arch import TrainShape
+from infrafit.perf.training.shape import TrainShape
 
 #: Bytes per parameter of mixed-precision Adam (ZeRO sec. 3.1): weights, gradients, optimizer (K=12).
 WEIGHT_BYTES_PER_PARAM = 2.0

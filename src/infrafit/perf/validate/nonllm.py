@@ -12,11 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from infrafit.errors import InfrafitError
-from infrafit.perf.mlperf_nonllm import PRESETS, SCENARIOS, MLPerfPreset
-from infrafit.perf.nonllm import Devices, capacity, devices
-from infrafit.perf.nonllm_profiles import NonLLMProfile
-from infrafit.perf.nonllm_work import SampleWork, sample_work
+from infrafit.perf.nonllm.model import Devices, capacity, devices
+from infrafit.perf.nonllm.profile import NonLLMProfile
+from infrafit.perf.nonllm.work import SampleWork, sample_work
 from infrafit.perf.types import SkipRow
+from infrafit.perf.validate.mlperf_nonllm import PRESETS, SCENARIOS, MLPerfPreset
 
 METRIC_BY_SCENARIO = {"offline": ("samples_per_s",), "server": ("queries_per_s", "samples_per_s")}
 DEFAULT_PRECISION = "bf16"  # rows that do not state one (Gaudi SDXL): the common half precision

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from infrafit.perf.llm import Setup
+from infrafit.perf.llm.engine import Setup
 from infrafit.perf.profiles import Profiles, load_profiles
 from infrafit.units import bytes_per_element
 

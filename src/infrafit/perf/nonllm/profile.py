@@ -30,7 +30,7 @@ import numpy as np
 
 from infrafit.errors import CatalogError
 
-PROFILE_PATH = Path(__file__).resolve().parent.parent / "catalog" / "data" / "perf_profiles_nonllm.csv"
+PROFILE_PATH = Path(__file__).resolve().parents[2] / "catalog" / "data" / "perf_profiles_nonllm.csv"
 COLUMNS = ("param", "op_class", "device_kind", "value", "unit", "source", "retrieved_on")
 PARAMS = ("eff_base", "device_factor_log", "power_slope", "power_ref_w_per_tflops", "step_overhead_s",
           "memory_efficiency", "tree_cycles_per_node_visit", "tree_bytes_per_node_visit")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from infrafit.perf.server import HostDemand, size_server
+from infrafit.perf.host.server import HostDemand, size_server
 from infrafit.perf.types import Estimate
 from infrafit.units import SECONDS_PER_MINUTE, bytes_per_element
 

@@ -16,10 +16,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from infrafit.perf.training_arch import TrainShape
-from infrafit.perf.training_memory import memory_parts
-from infrafit.perf.training_profile import TrainingProfile, load_profile
-from infrafit.perf.training_step import Chip, StepTimes, step_times
+from infrafit.perf.training.memory import memory_parts
+from infrafit.perf.training.profile import TrainingProfile, load_profile
+from infrafit.perf.training.shape import TrainShape
+from infrafit.perf.training.step import Chip, StepTimes, step_times
 
 #: Share of device memory a training job can use (allocator fragmentation, workspaces, CUDA
 #: context; PyTorch's caching allocator typically leaves 5-10% unusable).

@@ -37,7 +37,7 @@ from infrafit.errors import CatalogError, InputError
 from infrafit.perf.types import Server
 from infrafit.units import GB, fmt_bytes
 
-PROFILE_PATH = Path(__file__).resolve().parent.parent / "catalog" / "data" / "server_profiles.csv"
+PROFILE_PATH = Path(__file__).resolve().parents[2] / "catalog" / "data" / "server_profiles.csv"
 COLUMNS = ("key", "value", "unit", "source", "retrieved_on")
 LOCATIONS = ("memory", "local_nvme", "network_fs", "object_storage")
 

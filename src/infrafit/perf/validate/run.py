@@ -25,7 +25,7 @@ Predictor = Callable[[dict[str, str], ValidateContext], float]
 REQUIRED_COLUMNS = ("row_id", "accelerator_id", "accelerator_count", "task", "workload", "metric_kind",
                     "metric_value")
 _REGISTRY: list[tuple[str, frozenset[str], Predictor]] = []
-LAZY = {"training": "infrafit.perf.rows_training", "inference": "infrafit.perf.rows_nonllm"}
+LAZY = {"training": "infrafit.perf.validate.training", "inference": "infrafit.perf.validate.nonllm"}
 
 
 def register_predictor(task: str, kinds: set[str], fn: Predictor) -> None:
@@ -35,8 +35,8 @@ def register_predictor(task: str, kinds: set[str], fn: Predictor) -> None:
 
 def workload_kind(row: dict[str, str], ctx: ValidateContext) -> str:
     """``decoder`` for LLMs, else the model library's kind (encoder, cnn, diffusion...), or ``unknown``."""
-    from infrafit.perf.mlperf_llm import preset
-    from infrafit.perf.rows_llm import resolve_arch
+    from infrafit.perf.validate.llm import resolve_arch
+    from infrafit.perf.validate.mlperf_llm import preset
 
     name = row.get("workload", "").strip()
     if preset(name):
@@ -97,7 +97,7 @@ def _measured(row: dict[str, str]) -> float | None:
 
 def predict_rows(rows: list[dict[str, str]], ctx: ValidateContext) -> tuple[dict[str, float], list[dict[str, str]]]:
     """Predictions by row id and skipped rows with reasons."""
-    from infrafit.perf.rows_llm import predict_many
+    from infrafit.perf.validate.llm import predict_many
 
     preds: dict[str, float] = {}
     skipped: list[dict[str, str]] = []

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from infrafit.perf.llm import max_concurrency, serve, weight_bytes_per_gpu
-from infrafit.perf.llm_setup import ConfigRow, build_setup
-from infrafit.perf.llm_shape import LLMShape
-from infrafit.perf.rows_llm import CONCURRENCY_GRID
+from infrafit.perf.llm.engine import max_concurrency, serve, weight_bytes_per_gpu
+from infrafit.perf.llm.setup import ConfigRow, build_setup
+from infrafit.perf.llm.shape import LLMShape
 from infrafit.perf.types import Config
+from infrafit.perf.validate.llm import CONCURRENCY_GRID
 
 DEFAULT_INPUT_TOKENS = 1000.0
 DEFAULT_OUTPUT_TOKENS = 200.0
@@ -86,8 +86,8 @@ def llm_capacity(
 def capacity(workload: Any, configs: Sequence[Config], catalog: Any = None) -> LLMCapacity:
     """LLM-inference capacity of ``configs`` for ``workload`` (see ``llm_capacity``)."""
     from infrafit.catalog import load_catalog
-    from infrafit.perf.llm_setup import default_stack
-    from infrafit.perf.llm_shape import shape_from_arch
+    from infrafit.perf.llm.setup import default_stack
+    from infrafit.perf.llm.shape import shape_from_arch
 
     cat = catalog or load_catalog()
     shape = shape_from_arch(workload.model_arch())

@@ -51,13 +51,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infrafit.perf.training_arch import TrainShape
-from infrafit.perf.training_memory import (
+from infrafit.perf.training.memory import (
     ACT_COEFF_STORED,
     lora_adapter_params,
     params_per_chip,
 )
-from infrafit.perf.training_profile import TrainingProfile, model_class_of
+from infrafit.perf.training.profile import TrainingProfile, model_class_of
+from infrafit.perf.training.shape import TrainShape
 from infrafit.units import BITS_PER_BYTE, GBIT
 
 #: Bytes read + written per trainable parameter by one Adam update (fp32 w, m, v read and written,

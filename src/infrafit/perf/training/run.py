@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infrafit.errors import InputError
-from infrafit.perf.training_arch import TrainShape, from_model_arch
-from infrafit.perf.training_layout import USABLE_MEMORY_FRACTION, Layout, search
-from infrafit.perf.training_memory import GRAD_BYTES_PER_PARAM, WEIGHT_BYTES_PER_PARAM
-from infrafit.perf.training_profile import TrainingProfile, load_profile
-from infrafit.perf.training_step import Chip
+from infrafit.perf.training.layout import USABLE_MEMORY_FRACTION, Layout, search
+from infrafit.perf.training.memory import GRAD_BYTES_PER_PARAM, WEIGHT_BYTES_PER_PARAM
+from infrafit.perf.training.profile import TrainingProfile, load_profile
+from infrafit.perf.training.shape import TrainShape, from_model_arch
+from infrafit.perf.training.step import Chip
 from infrafit.perf.types import Config, Estimate, Latency, Memory
 
 #: Order in which a training precision falls back when the chip lacks the requested one.
@@ -169,7 +169,7 @@ def best_layouts(model: Any, accelerator: Any, count: int, seq_len: int, global_
 def checkpoint_save_s(shape: TrainShape, method: str, write_bytes_per_s: float, lora_rank: int = 16) -> float:
     """Seconds to write one checkpoint: weights + fp32 optimizer state (16 B/param for full training;
     the adapters' state only for LoRA) at ``write_bytes_per_s`` aggregate."""
-    from infrafit.perf.training_memory import ADAM_STATE_BYTES_PER_PARAM, lora_adapter_params
+    from infrafit.perf.training.memory import ADAM_STATE_BYTES_PER_PARAM, lora_adapter_params
 
     if method == "full":
         state = shape.params_total() * (WEIGHT_BYTES_PER_PARAM + ADAM_STATE_BYTES_PER_PARAM)

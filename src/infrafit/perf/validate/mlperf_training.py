@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from infrafit.perf.training_arch import TrainShape
+from infrafit.perf.training.shape import TrainShape
 
 #: ImageNet-1k (ILSVRC-2012) has 1,281,167 training and 50,000 validation images
 #: (Russakovsky et al. 2015, IJCV, Table 2).

@@ -13,7 +13,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from infrafit.errors import InfrafitError
-from infrafit.perf.mlperf_training import (
+from infrafit.perf.training.profile import TrainingProfile, load_profile, model_class_of
+from infrafit.perf.training.run import TrainRun, model_flops_per_sample, train_run
+from infrafit.perf.training.shape import TrainShape, from_model_arch
+from infrafit.perf.training.step import Chip, Constants, RawTerms, combine, raw_terms
+from infrafit.perf.types import SkipRow
+from infrafit.perf.validate.mlperf_training import (
     PRESET_SHAPES,
     RESNET50_ACTIVATION_ELEMENTS,
     MlperfBenchmark,
@@ -21,11 +26,6 @@ from infrafit.perf.mlperf_training import (
     evaluations,
     samples_to_converge,
 )
-from infrafit.perf.training import TrainRun, model_flops_per_sample, train_run
-from infrafit.perf.training_arch import TrainShape, from_model_arch
-from infrafit.perf.training_profile import TrainingProfile, load_profile, model_class_of
-from infrafit.perf.training_step import Chip, Constants, RawTerms, combine, raw_terms
-from infrafit.perf.types import SkipRow
 from infrafit.units import SECONDS_PER_MINUTE, TFLOPS
 
 METRIC_KINDS = ("time_to_train_min", "training_tokens_per_s", "training_sequences_per_s", "mfu_fraction",

@@ -1,0 +1,1 @@
+"""infrafit.perf.host: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""infrafit.perf.llm: see docs/architecture.md."""

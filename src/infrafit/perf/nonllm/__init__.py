@@ -1,0 +1,1 @@
+"""infrafit.perf.nonllm: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""infrafit.perf.training: see docs/architecture.md."""

@@ -1,0 +1,1 @@
+"""infrafit.perf.validate: see docs/architecture.md."""
