@@ -11,13 +11,15 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from infrafit import __version__
-from infrafit.errors import EXIT_INPUT, EXIT_INTERNAL, InfrafitError
+from infrafit.catalog import ACTIVE_OVERLAY
+from infrafit.errors import ExitCode, InfrafitError
 
 app = typer.Typer(
     name="infrafit",
@@ -35,8 +37,17 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
+@dataclass(frozen=True)
+class Settings:
+    """The root options, passed to every command through typer's context (``ctx.obj``)."""
+
+    debug: bool = False
+    catalog_dir: Path | None = None
+
+
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
     ] = False,
@@ -50,10 +61,10 @@ def _root(
     ] = None,
 ) -> None:
     """Plan, price and prove the infrastructure for an AI workload."""
-    if debug:
-        os.environ["INFRAFIT_DEBUG"] = "1"
-    if catalog_dir is not None:
-        os.environ["INFRAFIT_CATALOG"] = str(catalog_dir)
+    ctx.obj = Settings(debug=debug, catalog_dir=catalog_dir)
+    if catalog_dir is not None:  # scoped to this call: reset when the command's context closes
+        token = ACTIVE_OVERLAY.set(str(catalog_dir))
+        ctx.call_on_close(lambda: ACTIVE_OVERLAY.reset(token))
 
 
 def _register_commands() -> None:
@@ -72,8 +83,8 @@ def program(argv: list[str]) -> int:
         app(args=argv, prog_name="infrafit", standalone_mode=True)
     except SystemExit as exc:  # typer exits with 0, or 2 on a usage error it already printed
         code = exc.code
-        return code if isinstance(code, int) else (0 if code is None else EXIT_INPUT)
-    return 0
+        return code if isinstance(code, int) else (ExitCode.OK if code is None else ExitCode.INPUT)
+    return ExitCode.OK
 
 
 def _eprint(text: str) -> None:
@@ -93,9 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         _eprint("interrupted")
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return ExitCode.OK
     except Exception as exc:  # noqa: BLE001 - the shell's job is to catch everything
         if debug:
             traceback.print_exc()
@@ -103,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             f"internal error: {type(exc).__name__}: {exc}. "
             "To fix: rerun with --debug and report the traceback; this is a bug in infrafit."
         )
-        return EXIT_INTERNAL
+        return ExitCode.INTERNAL
 
 
 if __name__ == "__main__":

@@ -9,11 +9,24 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import IntEnum
 
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_INPUT = 2
-EXIT_NO_OPTION = 3
+
+class ExitCode(IntEnum):
+    """The CLI's exit statuses (DESIGN.md section 4)."""
+
+    OK = 0
+    INTERNAL = 1
+    INPUT = 2
+    NO_OPTION = 3
+    INTERRUPTED = 130
+    TERMINATED = 143
+
+
+EXIT_OK = ExitCode.OK
+EXIT_INTERNAL = ExitCode.INTERNAL
+EXIT_INPUT = ExitCode.INPUT
+EXIT_NO_OPTION = ExitCode.NO_OPTION
 
 
 def suggest(name: str, choices: Iterable[str], n: int = 3) -> str:

@@ -17,8 +17,9 @@ DEPLOYMENTS = {"cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_rese
 def test_plan_json_contract(capsys, tmp_path):
     report = tmp_path / "plan.html"
     code = main(["plan", str(EXAMPLES / "lora-finetune-70b.yaml"), "--json", "--top", "3", "--report", str(report)])
-    out = capsys.readouterr().out
-    assert code == 0
+    cap = capsys.readouterr()
+    out = cap.out
+    assert code == 0, cap.err
     plan = json.loads(out)
     assert {"workload", "catalog_retrieved_on", "options", "excluded"} <= set(plan)
     assert 1 <= len(plan["options"]) <= 3

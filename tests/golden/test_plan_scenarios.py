@@ -97,7 +97,7 @@ def test_sklearn_tabular_runs_only_on_cpus_and_says_why_not_gpus():
 
 
 def test_no_ranked_training_option_exceeds_its_precisions_peak():
-    from infrafit.search.evaluate import peak_fraction
+    from infrafit.perf import peak_fraction
 
     cat = load_catalog()
     for o in _plan("jax-pretraining.yaml", top=5)["options"]:

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from infrafit.catalog import load_catalog
-from infrafit.search.evaluate import evaluate_llm, tp_domain
+from infrafit.perf.llm.capacity import evaluate_llm, tp_domain
 from infrafit.workload.spec import parse_spec
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from infrafit.catalog import load_catalog
-from infrafit.search.operating import MAX_RATE, point_indices, point_name
+from infrafit.perf.operating import MAX_RATE, point_indices, point_name
 from infrafit.search.planner import plan
 from infrafit.workload.spec import load_spec
 

@@ -12,7 +12,6 @@ the catalog overlay folder (``--catalog-dir`` / ``INFRAFIT_CATALOG``).
 from __future__ import annotations
 
 import csv
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from infrafit.bench.hardware import HostInfo, cpu_peak_flops_per_s
+from infrafit.catalog import overlay_dir as active_overlay
 from infrafit.perf.calibrated import CALIBRATION_COLUMNS, CALIBRATION_FILE, OPS_PER_LAYER
 from infrafit.perf.core import roofline_time_s
 
@@ -68,7 +68,7 @@ def cuda_device(accelerator_id: str, peak_flops_per_s: dict[str, float], memory_
 
 def load_efficiency(accelerator_id: str, overlay_dir: str | Path | None = None) -> dict[str, Efficiency]:
     """Calibrated efficiencies for ``accelerator_id`` from the overlay folder (empty when none)."""
-    folder = overlay_dir or os.environ.get("INFRAFIT_CATALOG")
+    folder = active_overlay(overlay_dir)
     path = Path(folder) / EFFICIENCY_FILE if folder else None
     if path is None or not path.exists():
         return {}
@@ -84,7 +84,7 @@ def load_efficiency(accelerator_id: str, overlay_dir: str | Path | None = None) 
 
 def calibrated_bandwidth(accelerator_id: str, overlay_dir: str | Path | None = None) -> float | None:
     """``memory_bytes_per_s`` of ``accelerator_id`` in the overlay's accelerators.csv (a past triad)."""
-    folder = overlay_dir or os.environ.get("INFRAFIT_CATALOG")
+    folder = active_overlay(overlay_dir)
     path = Path(folder) / "accelerators.csv" if folder else None
     if path is None or not path.exists():
         return None

@@ -8,6 +8,7 @@ folder (tests use ``tests/fixtures/catalog``). See docs/catalog.md.
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from infrafit.errors import CatalogError, suggest
 
 __all__ = [
     "Accelerator", "Catalog", "CatalogError", "DATA_DIR", "clear_cache", "load_catalog", "normalize_name",
-    "read_table",
+    "read_table", "overlay_dir", "ACTIVE_OVERLAY",
 ]
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -28,10 +29,25 @@ FOREIGN_PREFIXES = ("perf_profiles",)
 COST_PREFIX = "cost_"
 
 
+#: The overlay folder of the command running now (``--catalog-dir``), scoped to it: the CLI sets it
+#: for one call and resets it after, so in-process callers and tests never inherit another's overlay.
+ACTIVE_OVERLAY: ContextVar[str | None] = ContextVar("infrafit_catalog_overlay", default=None)
+
+
+def _overlay_in_force(explicit: str | Path | None) -> str | None:
+    return overlay_dir(explicit)
+
+
+def overlay_dir(explicit: str | Path | None = None) -> str | None:
+    """The overlay folder in force: the argument, else the command's ``--catalog-dir``, else the
+    ``INFRAFIT_CATALOG`` environment variable a user set, else none. Every overlay reader asks here."""
+    found = explicit or ACTIVE_OVERLAY.get() or os.environ.get(ENV_VAR)
+    return str(found) if found else None
+
+
 def load_catalog(overlay_dir: str | Path | None = None, base_dir: str | Path | None = None) -> Catalog:
     """The whole catalog, validated; overlay rows added or replacing built-in rows by id (cached)."""
-    if overlay_dir is None:
-        overlay_dir = os.environ.get(ENV_VAR) or None
+    overlay_dir = _overlay_in_force(overlay_dir)
     base = str(Path(base_dir).resolve()) if base_dir is not None else str(DATA_DIR)
     overlay = str(Path(overlay_dir).resolve()) if overlay_dir else None
     return _load(base, overlay, _signature(base) + (_signature(overlay) if overlay else ()))

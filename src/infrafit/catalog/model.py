@@ -26,6 +26,15 @@ def _opt(value: object) -> float:
     return float(value) if value is not None and not pd.isna(value) else math.nan
 
 
+#: Most accelerators one server box holds (HGX/DGX, MI300X OAM platforms, PCIe GPU servers).
+PCIE_BOX_CHIPS = 8
+
+
+def known_bandwidth(value: float | None) -> bool:
+    """True for a known, positive link bandwidth (the catalog writes an unknown one as NaN or empty)."""
+    return value is not None and math.isfinite(value) and value > 0
+
+
 @dataclass(frozen=True)
 class Accelerator:
     """One chip (TPU: per chip; CPU: per socket). SI units; ``nan`` means not known."""
@@ -62,6 +71,27 @@ class Accelerator:
     def peak(self, precision: str) -> float:
         """Dense peak FLOP/s (ops/s for integers) at ``precision``; 0.0 when the chip has no native support."""
         return float(self.peak_flops_per_s.get(precision, 0.0))
+
+    @property
+    def has_host_link(self) -> bool:
+        """True when the host interface's bandwidth is known (an unknown one is NaN in the catalog)."""
+        return known_bandwidth(self.host_bytes_per_s)
+
+    def peer_link(self, chips: int) -> tuple[float, str] | None:
+        """The link ``chips`` accelerators of one replica exchange activations over: ``(bytes/s per
+        chip one way, kind)``. The one missing-link rule every estimator uses: the scale-up fabric
+        inside its domain; else PCIe through the host bridge (half the host link) inside one box of at
+        most ``PCIE_BOX_CHIPS``; else the scale-out network when known; else None (unknown: a layout
+        that needs it is not generated, and ``estimate`` refuses it)."""
+        if chips <= 1:
+            return (self.scaleup_bytes_per_s if known_bandwidth(self.scaleup_bytes_per_s) else 1.0), "none"
+        if known_bandwidth(self.scaleup_bytes_per_s) and chips <= int(self.scaleup_domain_size or 1):
+            return self.scaleup_bytes_per_s, "scaleup"
+        if chips <= PCIE_BOX_CHIPS and self.has_host_link:
+            return self.host_bytes_per_s / 2.0, "pcie"
+        if known_bandwidth(self.scaleout_bytes_per_s):
+            return self.scaleout_bytes_per_s, "scaleout"
+        return None
 
     def supports(self, precision: str) -> bool:
         """True when the chip has a native dense rate for ``precision``."""

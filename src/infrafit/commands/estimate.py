@@ -22,7 +22,7 @@ def _estimate(
     """Estimate one configuration: throughput, latency, memory, bottleneck and breakdown."""
     from infrafit.commands.output import note, print_json
     from infrafit.errors import InputError
-    from infrafit.perf.estimate import estimate
+    from infrafit.perf.estimate_one import estimate
     from infrafit.perf.types import Config
     from infrafit.units import PRECISIONS
     from infrafit.workload.spec import load_spec
@@ -32,7 +32,7 @@ def _estimate(
     if precision is not None and precision not in PRECISIONS:
         raise InputError(f"--precision {precision!r} is unknown", fix=f"use one of {', '.join(PRECISIONS)}")
     from infrafit.catalog import load_catalog
-    from infrafit.perf.estimate import best_tp, choose_precision
+    from infrafit.perf.estimate_one import best_tp, choose_precision
 
     workload = load_spec(spec)
     catalog = load_catalog()

@@ -1,1 +1,74 @@
-"""infrafit.perf."""
+"""infrafit.perf: the one performance engine, behind one face.
+
+Other packages import from here only (never ``infrafit.perf.<module>``):
+
+- ``estimate(workload, config, catalog, point=, host=) -> Estimate``: one configuration, broken down;
+- ``evaluate(workload, task, pairs, ...) -> (Evaluated, pruned)``: many configurations at once, what
+  ``search`` ranks; ``estimate`` runs the same evaluators on one configuration;
+- the value types (``Config``, ``Estimate``, ``Evaluated``, ``OperatingPoint``, ``HostSpec``,
+  ``HostDemand``) and the few helpers a caller needs to build a configuration (``choose_precision``,
+  ``best_tp``, ``default_stack``, ``size_server``) or check one (``peak_fraction``);
+- ``validate_csv`` for ``infrafit validate``.
+
+Names resolve lazily (PEP 562) so ``import infrafit.perf`` stays cheap on the CLI's start-up path.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "estimate": "infrafit.perf.estimate_one", "best_tp": "infrafit.perf.estimate_one",
+    "choose_precision": "infrafit.perf.estimate_one",
+    "evaluate": "infrafit.perf.evaluate_many", "serving_kind": "infrafit.perf.evaluate_many",
+    "Config": "infrafit.perf.types", "Estimate": "infrafit.perf.types", "Evaluated": "infrafit.perf.types",
+    "OperatingPoint": "infrafit.perf.types", "SkipRow": "infrafit.perf.types",
+    "ValidateContext": "infrafit.perf.types",
+    "HostSpec": "infrafit.perf.host.server", "HostDemand": "infrafit.perf.host.server",
+    "size_server": "infrafit.perf.host.server",
+    "default_stack": "infrafit.perf.llm.setup",
+    "MAX_RATE": "infrafit.perf.operating",
+    "MODEL_ERROR_PREFIX": "infrafit.perf.training.capacity", "peak_fraction": "infrafit.perf.training.capacity",
+    "validate_csv": "infrafit.perf.validate.run",
+}
+__all__ = [
+    "Config",
+    "Estimate",
+    "Evaluated",
+    "HostDemand",
+    "HostSpec",
+    "MAX_RATE",
+    "MODEL_ERROR_PREFIX",
+    "OperatingPoint",
+    "SkipRow",
+    "ValidateContext",
+    "best_tp",
+    "choose_precision",
+    "default_stack",
+    "estimate",
+    "evaluate",
+    "peak_fraction",
+    "serving_kind",
+    "size_server",
+    "validate_csv",
+]
+
+if TYPE_CHECKING:
+    from infrafit.perf.estimate_one import best_tp, choose_precision, estimate
+    from infrafit.perf.evaluate_many import evaluate, serving_kind
+    from infrafit.perf.host.server import HostDemand, HostSpec, size_server
+    from infrafit.perf.llm.setup import default_stack
+    from infrafit.perf.operating import MAX_RATE
+    from infrafit.perf.training.capacity import MODEL_ERROR_PREFIX, peak_fraction
+    from infrafit.perf.types import Config, Estimate, Evaluated, OperatingPoint, SkipRow, ValidateContext
+    from infrafit.perf.validate.run import validate_csv
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'infrafit.perf' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

@@ -15,12 +15,12 @@ one forward pass dispatches (:func:`operators_per_pass`, the same count the benc
 from __future__ import annotations
 
 import csv
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from infrafit.catalog import overlay_dir as active_overlay
 from infrafit.errors import CatalogError
 
 CALIBRATION_FILE = "perf_profiles_bench.csv"
@@ -49,7 +49,7 @@ class Calibration:
 
 def overlay_folder(overlay_dir: str | Path | None = None) -> Path | None:
     """The overlay folder: the argument, else ``INFRAFIT_CATALOG``, else none."""
-    folder = overlay_dir or os.environ.get("INFRAFIT_CATALOG")
+    folder = active_overlay(overlay_dir)
     return Path(folder) if folder else None
 
 

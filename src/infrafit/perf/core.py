@@ -11,6 +11,8 @@ achieved fraction of the datasheet peak, fitted per physical key (see ``perf.pro
 
 from __future__ import annotations
 
+from statistics import NormalDist
+
 import numpy as np
 
 ArrayLike = np.ndarray | float | int
@@ -101,6 +103,14 @@ def exponential_tail_factor(quantile: float) -> float:
     its p99 is ``ln(100) ~ 4.6`` times its mean.
     """
     return float(-np.log(1.0 - quantile))
+
+
+#: The tail every SLO in a spec is written at, and the two shapes its factor takes: a standard normal's
+#: 99th percentile (sums of many small fluctuations: batch fill, decode jitter) and an exponential's
+#: (queueing waits in heavy traffic, Kingman 1962). Defined once; every estimator imports them.
+P99_QUANTILE = 0.99
+Z99 = float(NormalDist().inv_cdf(P99_QUANTILE))
+P99_EXPONENTIAL_TAIL = exponential_tail_factor(P99_QUANTILE)
 
 
 def kingman_wait_s(utilisation: ArrayLike, service_s: ArrayLike, ca2: ArrayLike, cs2: ArrayLike) -> np.ndarray:

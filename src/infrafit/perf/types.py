@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 
 class SkipRow(Exception):  # noqa: N818 - a signal, not an error
     """A validation row the models cannot predict honestly; carries the reason."""
@@ -36,6 +38,18 @@ class Config:
     @property
     def data_parallel(self) -> int:
         return self.dp if self.dp is not None else max(1, self.count // (self.tp * self.pp * self.cp))
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Where on its load curve a configuration runs: requests in flight (continuous batching, LLM
+    serving) or batch size (other models), and the request rate one replica serves there. Any field
+    may be None: ``estimate`` then takes the SLO-limited point (the largest load within the SLOs), or,
+    given only ``requests_per_s``, the lightest grid point that serves that rate within the SLOs."""
+
+    concurrency: float | None = None
+    batch: float | None = None
+    requests_per_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +107,7 @@ class Estimate:
     breakdown: dict[str, Any] = field(default_factory=dict)  # roofline terms, time shares, the "why"
     time_to_train_s: float | None = None
     notes: tuple[str, ...] = ()  # e.g. "fp4 not native on H100: fell back to fp8"
+    operating_point: dict[str, Any] | None = None  # perf.operating.describe(): where the figures hold
 
     def to_json(self) -> dict[str, Any]:
         """The ``estimate --json`` shape of DESIGN.md section 4."""
@@ -116,6 +131,7 @@ class Estimate:
             "bottleneck": self.bottleneck,
             "breakdown": self.breakdown,
             "notes": list(self.notes),
+            "operating_point": self.operating_point,
         }
 
 
@@ -136,3 +152,36 @@ class ValidateContext:
 
             self.cache[key] = resolve_model(name, self.model_configs_dir)
         return self.cache[key]
+
+
+@dataclass
+class Evaluated:
+    """Many configurations and their numbers, as arrays aligned with ``rows``: what ``perf.evaluate``
+    returns and what ``search`` ranks. ``rows`` hold the configuration (accelerator id, count,
+    precision, stack, layout) and its ``operating_point`` (``perf.operating.describe``)."""
+
+    rows: list[dict[str, Any]]
+    fits: np.ndarray
+    capacity: np.ndarray  # inference: requests (items)/s one replica sustains at its operating point; training: NaN
+    time_to_train_s: np.ndarray  # training: one run; inference: NaN
+    metric: np.ndarray  # the front's second axis: p99 latency (s) or time to train (s)
+    memory_bytes: np.ndarray  # per accelerator
+    memory_capacity_bytes: np.ndarray
+    slo: dict[str, tuple[np.ndarray, float]] = field(default_factory=dict)  # name -> (value per row, limit)
+    terms: list[dict[str, float]] = field(default_factory=list)  # roofline terms of each row
+    p50: dict[str, np.ndarray] = field(default_factory=dict)  # latency key (ttft_s, tpot_s, e2e_s) -> p50 (s)
+
+    def take(self, idx: np.ndarray) -> Evaluated:
+        idx = np.asarray(idx, dtype=int)
+        return Evaluated([self.rows[i] for i in idx], self.fits[idx], self.capacity[idx], self.time_to_train_s[idx],
+                         self.metric[idx], self.memory_bytes[idx], self.memory_capacity_bytes[idx],
+                         {k: (v[idx], lim) for k, (v, lim) in self.slo.items()}, [self.terms[i] for i in idx],
+                         {k: v[idx] for k, v in self.p50.items()})
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @staticmethod
+    def empty() -> Evaluated:
+        z = np.zeros(0)
+        return Evaluated([], z.astype(bool), z, z, z, z, z, {}, [])

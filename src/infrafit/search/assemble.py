@@ -10,6 +10,7 @@ from datetime import date
 
 import numpy as np
 
+from infrafit.perf import MAX_RATE
 from infrafit.search import explain as ex
 from infrafit.search import operating as op
 from infrafit.search.pareto import diverse_top, pareto_mask
@@ -38,54 +39,10 @@ def _server(catalog, row) -> dict:
     return out
 
 
-def performance_json(part, i: int, workload, catalog) -> dict:
-    """The ``estimate --json`` shape of candidate ``i`` from the evaluation's numbers."""
-    r, ev, terms = part.ev.rows[i], part.ev, part.ev.terms[i]
-    lat = {"ttft_s": None, "tpot_s": None, "e2e_s": None}
-    for name, key in (("ttft_p99_s", "ttft_s"), ("tpot_p99_s", "tpot_s"), ("latency_p99_s", "e2e_s"),
-                      ("e2e_p99_s", "e2e_s")):
-        if name in ev.slo:
-            lat[key] = {"p50": _p50(ev, key, i), "p99": float(ev.slo[name][0][i])}
-    if part.task == "serve" and lat["ttft_s"] is None and lat["e2e_s"] is None and np.isfinite(ev.metric[i]):
-        lat["e2e_s"] = {"p50": _p50(ev, "e2e_s", i), "p99": float(ev.metric[i])}
-    shares = {k: v for k, v in terms.items() if k.endswith("_share")}
-    step = {k: v for k, v in terms.items() if k.endswith("_s") and k != "throughput_output_tokens_per_s"}
-    if step:
-        total = sum(step.values()) or 1.0
-        shares = {k.removesuffix("_s"): v / total for k, v in step.items()}
-    bottleneck = max(shares, key=shares.get) if shares else None
-    throughput = {}
-    if part.task == "serve":
-        throughput["requests_per_s"] = float(ev.capacity[i])
-        if "throughput_output_tokens_per_s" in terms:
-            throughput["output_tokens_per_s"] = terms["throughput_output_tokens_per_s"]
-        else:
-            throughput["samples_per_s"] = float(ev.capacity[i])
-    else:
-        throughput["mfu_fraction"] = terms.get("mfu_fraction")
-    return {
-        "accelerator": r["accelerator"], "count": r["count"], "precision": r["precision"], "stack": r["stack"],
-        "parallelism": {k: r.get(k, 1) for k in ("tp", "pp", "dp", "ep")}, "fits": bool(ev.fits[i]),
-        "memory": {"per_accelerator_bytes": float(ev.memory_bytes[i]),
-                   "capacity_bytes": float(ev.memory_capacity_bytes[i]), "weights_bytes": None,
-                   "kv_cache_bytes": None, "activations_bytes": None, "optimizer_bytes": None},
-        "throughput": throughput, "latency": lat,
-        "time_to_train_s": float(ev.time_to_train_s[i]) if np.isfinite(ev.time_to_train_s[i]) else None,
-        "server": None, "bottleneck": bottleneck,
-        "breakdown": {**terms, "time_shares": shares}, "notes": list(r.get("notes", [])),
-        "operating_point": r.get("operating_point"),
-    }
-
-
-def _p50(ev, key: str, i: int) -> float | None:
-    v = ev.p50.get(key)
-    return float(v[i]) if v is not None and np.isfinite(v[i]) else None
-
-
 def _host_spec(catalog, row):
-    """The offer's host as ``perf.server.HostSpec`` (all instances of one replica; cloud vCPUs count
-    as cores, the host table's unit), or None for an unknown host."""
-    from infrafit.perf.host.server import HostSpec
+    """The offer's host as a ``perf.HostSpec`` (all instances of one replica; cloud vCPUs count as
+    cores, the host table's unit), or None for an unknown host."""
+    from infrafit.perf import HostSpec
 
     hosts = catalog.hosts.set_index("id")
     if row["host_id"] not in hosts.index:
@@ -101,69 +58,44 @@ def _host_spec(catalog, row):
                     network_bytes_per_s=val("network_bits_per_s", 1 / 8))
 
 
-def serving_server(workload, catalog, row, rate: float, count: int, weights_bytes: float) -> dict | None:
-    """``perf.server.size_server`` for an LLM replica serving ``rate`` requests/s on the offer's host:
-    tokenising every prompt and response on the host CPU (``text_tokenize``), the model weights in
-    RAM for loading, the responses over the network."""
-    from dataclasses import asdict
+def option_config(r: dict):
+    """The ``perf.Config`` and ``perf.OperatingPoint`` of an evaluated row: what ``infrafit estimate``
+    takes (``--accelerator --count --precision --stack --tp --pp --ep --concurrency | --batch``) to
+    reproduce the option's figures."""
+    from infrafit.perf import Config, OperatingPoint
 
-    from infrafit.perf.host.server import HostDemand, size_server
-
-    traffic = workload.inference.traffic
-    tokens = float(traffic.input_tokens.mean if traffic.input_tokens else 0.0) + \
-        float(traffic.output_tokens.mean if traffic.output_tokens else 0.0)
-    demand = HostDemand(task="inference", items_per_s=rate, item_kind="none", tokens_per_item=tokens,
-                        model_weight_bytes=weights_bytes, accelerators=count)
-    acc = catalog.accelerator(row["accelerator_id"])
-    return asdict(size_server(demand, None, acc, count, host=_host_spec(catalog, row)))
-
-
-def estimate_shaped(part, i: int, workload, catalog) -> dict:
-    """The option's performance block, describing the option AS PLANNED: ``throughput``, ``latency``
-    (p50 and p99) and ``time_to_train_s`` at the operating point the plan sizes and prices
-    (``operating_point``); memory breakdown, server sizing, bottleneck and time shares from
-    ``perf.estimate.estimate`` for the configuration, whose own throughput and latency (at the load
-    it picks by itself) are kept under ``estimate_at_max_rate``. ``at_capacity`` repeats the planned
-    figures (an older key, kept). The planner's own block when the estimate fails."""
-    from infrafit.perf.estimate import estimate
-    from infrafit.perf.types import Config
-
-    own = performance_json(part, i, workload, catalog)
-    r = part.ev.rows[i]
     stack = r.get("stack") if r.get("stack") not in (None, "default") else None
     cfg = Config(r["accelerator"], int(r["count"]), r["precision"], stack, tp=int(r.get("tp", 1)),
                  pp=int(r.get("pp", 1)), dp=int(r["dp"]) if r.get("dp") else None, ep=int(r.get("ep", 1)),
                  cp=int(r.get("cp", 1)))
+    point = r.get("operating_point") or {}
+    return cfg, OperatingPoint(concurrency=point.get("concurrency"), batch=point.get("batch"))
+
+
+def estimate_shaped(part, i: int, workload, catalog) -> dict:
+    """The option's performance block: ``perf.estimate`` of its configuration at the operating point
+    the plan sized and priced, on the offer's host. The same evaluator ranked it, so these are the
+    figures the ranking used (``tests/cli/test_plan_equals_estimate.py`` holds them equal)."""
+    from infrafit.perf import estimate
+
+    r = part.ev.rows[i]
+    cfg, point = option_config(r)
     # The serving part of a train-here-serve-there workload is estimated as inference.
     view = workload.model_copy(update={"task": "inference"}) if part.task == "serve" else workload
-    try:
-        out = estimate(view, cfg, catalog).to_json()
-    except Exception as exc:  # noqa: BLE001 - keep the planner's block, say why
-        own["notes"] = [*own["notes"], f"detailed estimate unavailable: {str(exc).split('. To fix')[0]}"]
-        return own
-    out["estimate_at_max_rate"] = {"throughput": out.get("throughput"), "latency": out.get("latency"),
-                                   "time_to_train_s": out.get("time_to_train_s")}
-    # Training has one operating point: the estimate's throughput keys stay, the planner's figures win.
-    out["throughput"] = own["throughput"] if part.task == "serve" else {**(out.get("throughput") or {}),
-                                                                       **own["throughput"]}
-    out["latency"] = own["latency"] if part.task == "serve" else out.get("latency")
-    out["operating_point"] = own["operating_point"]
+    host = _host_spec(catalog, part.offers.iloc[i])
+    serve = part.task == "serve"
+    out = estimate(view, cfg, catalog, point=point if serve else None, host=host).to_json()
+    planned = r.get("operating_point")
+    if serve and planned:  # the plan's name for the point (max_rate, utilisation_50, ...), same figures
+        out["operating_point"] = {**out["operating_point"], "name": planned["name"]}
+    out["notes"] = list(dict.fromkeys([*out.get("notes", []), *r.get("notes", [])]))
+    at_max = out
+    if serve and planned and planned["name"] != MAX_RATE:
+        at_max = estimate(view, cfg, catalog, host=host).to_json()
+    out["estimate_at_max_rate"] = {k: at_max.get(k) for k in ("throughput", "latency", "time_to_train_s")}
     out["at_capacity"] = {"throughput": out["throughput"], "latency": out["latency"],
-                          "time_to_train_s": own["time_to_train_s"], "memory_per_accelerator_bytes":
-                          own["memory"]["per_accelerator_bytes"]}
-    row = part.offers.iloc[i]
-    if out.get("server") is None and part.task == "serve" and workload.model_arch().kind == "decoder":
-        try:
-            out["server"] = serving_server(workload, catalog, row, float(part.ev.capacity[i]), int(r["count"]),
-                                           float(out["memory"].get("weights_bytes") or 0.0) * int(r["count"]))
-        except Exception as exc:  # noqa: BLE001 - the option stands without host sizing; say why
-            out["notes"] = [*out.get("notes", []), f"host sizing unavailable: {str(exc).split('. To fix')[0]}"]
-    out.setdefault("breakdown", {})
-    if not out["breakdown"].get("time_shares"):
-        out["breakdown"]["time_shares"] = own["breakdown"]["time_shares"]
-    if own["time_to_train_s"] is not None:  # the headline figure is the one the plan ranked on
-        out["time_to_train_s"] = own["time_to_train_s"]
-    out["notes"] = list(dict.fromkeys([*out.get("notes", []), *own["notes"]]))
+                          "time_to_train_s": out["time_to_train_s"],
+                          "memory_per_accelerator_bytes": out["memory"]["per_accelerator_bytes"]}
     return out
 
 

@@ -23,51 +23,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from infrafit.perf import MAX_RATE
 from infrafit.units import fmt_duration
 
 UTILISATION_TARGETS = (0.5, 0.25)
-MAX_RATE = "max_rate"
-
-
-def point_name(target: float) -> str:
-    return f"utilisation_{round(target * 100)}"
 
 
 def targets_for(objective: str) -> tuple[float, ...]:
     """Lower operating points the objective considers (none for cost and time)."""
     return UTILISATION_TARGETS if objective in ("latency", "balanced") else ()
-
-
-def point_indices(rate: np.ndarray, targets: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Operating points over a (configurations x grid) array of SLO-feasible rates (0 = infeasible).
-
-    Returns (configuration index, grid index, point name) per point: every configuration at its
-    SLO-limited point (grid index 0 when nothing is feasible, for the failure reasons), then, for
-    each target, each feasible configuration at the busiest grid point whose rate is at most
-    ``target`` x its SLO-limited rate, when that point is a new one."""
-    best = rate.max(axis=1)
-    j_max = np.where(best > 0, np.argmax(rate, axis=1), 0)
-    rows, cols, names = [np.arange(len(rate))], [j_max], [MAX_RATE] * len(rate)
-    taken = {(i, int(j)) for i, j in enumerate(j_max)}
-    for u in targets:
-        ok = (rate > 0) & (rate <= u * best[:, None])
-        j = np.argmax(np.where(ok, rate, -1.0), axis=1)
-        keep = [i for i in np.flatnonzero(ok.any(axis=1)) if (int(i), int(j[i])) not in taken]
-        taken |= {(int(i), int(j[i])) for i in keep}
-        rows.append(np.asarray(keep, dtype=int))
-        cols.append(j[keep].astype(int))
-        names += [point_name(u)] * len(keep)
-    return np.concatenate(rows).astype(int), np.concatenate(cols).astype(int), names
-
-
-def describe(name: str, at: str, rate: float, max_rate: float, metric_label: str, metric: float,
-             metric_at_max: float) -> dict[str, Any]:
-    """The ``operating_point`` block of an option: where on its load curve the plan runs it."""
-    return {"name": name, "at": at, "requests_per_s": rate, "max_rate_requests_per_s": max_rate,
-            "utilisation_fraction": rate / max_rate if max_rate > 0 else None,
-            "metric": metric_label, "metric_value": metric, "metric_at_max_rate": metric_at_max}
 
 
 def why_line(point: dict[str, Any] | None, label: str) -> str | None:
@@ -83,20 +47,3 @@ def why_line(point: dict[str, Any] | None, label: str) -> str | None:
             f"({point['utilisation_fraction']:.0%} of the {top:,.3g} the SLOs allow; more replicas, each "
             f"lighter): {label} {fmt_duration(point['metric_value'])} against "
             f"{fmt_duration(point['metric_at_max_rate'])} at the SLO-limited load")
-
-
-def nonllm_rate_grid(arch, accs, counts: np.ndarray, precision: str, latency_slo_s: float,
-                     work_shape: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(batch grid, samples/s, p99) of every (accelerator, count) x batch size within the SLO, from
-    ``perf.nonllm.nonllm_capacity`` restricted to one batch size at a time (0 rate where the batch
-    misses the SLO or does not fit)."""
-    from infrafit.perf.nonllm.model import BATCH_GRID, nonllm_capacity
-
-    rate = np.zeros((len(accs), len(BATCH_GRID)))
-    p99 = np.full_like(rate, np.nan)
-    for k, b in enumerate(BATCH_GRID):
-        cap = nonllm_capacity(arch, accs, counts, precision, batch_sizes=[b], latency_slo_s=latency_slo_s,
-                              **work_shape)
-        rate[:, k] = cap["samples_per_s"]
-        p99[:, k] = cap["p99_s"]
-    return np.asarray(BATCH_GRID, float), rate, p99

@@ -2,7 +2,7 @@
 
 ``evaluate_part`` turns the kept offer rows into candidate configurations (accelerator x count,
 counts being the offer's instance size times 1, 2, 4, ... instances per replica), evaluates them
-(``search.evaluate``), joins each feasible configuration with every offer of its instance shape,
+(``perf.evaluate``), joins each feasible configuration with every offer of its instance shape,
 and prices all pairs at once with ``cost.tco.price_options``. What failed, per family, is kept with
 its numbers for the exclusion lines.
 """
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from infrafit import units
-from infrafit.search.evaluate import Evaluated
+from infrafit.perf import Evaluated
 
 #: Instances per replica tried for inference (a replica spans at most 4 instances) and training.
 INFERENCE_INSTANCE_MULTIPLES = (1, 2, 4)
@@ -56,7 +56,7 @@ def _stacks_for(catalog, task: str):
     rows = [(r.id, str(r.families).split(";")) for r in stacks.itertuples() if "inference" in str(r.tasks)]
 
     def pick(acc) -> list[str]:
-        from infrafit.perf.llm.setup import default_stack
+        from infrafit.perf import default_stack
 
         found = [sid for sid, fams in rows if acc.family in fams]
         first = default_stack(acc)
@@ -67,28 +67,13 @@ def _stacks_for(catalog, task: str):
 
 def evaluate_configs(workload, arch, catalog, offers: pd.DataFrame, task: str,
                      multiples, targets: tuple[float, ...] = ()) -> tuple[Evaluated, dict[str, str]]:
-    """Evaluate every distinct (accelerator, chips per replica) the offers can build; serving also at
-    the lighter operating points ``targets`` (``search.operating``)."""
-    from infrafit.search import evaluate as ev
+    """Evaluate every distinct (accelerator, chips per replica) the offers can build (``perf.evaluate``);
+    serving also at the lighter operating points ``targets`` (``search.operating``)."""
+    from infrafit.perf import evaluate
 
     chips = sorted({(acc.id, c * k) for acc, c, k in _pairs(offers, catalog, multiples)})
     pairs = [(catalog.accelerators[a], n) for a, n in chips]
-    precisions = workload.allowed_precisions
-    if task == "train":
-        return ev.evaluate_training(workload, arch, pairs, precisions, workload.training.deadline_s)
-    inf = workload.inference
-    if arch.kind == "decoder":
-        prec = precisions if workload.precision != "auto" else ev.LLM_PRECISIONS_AUTO
-        return ev.evaluate_llm(arch, pairs, prec, _stacks_for(catalog, task), inf.traffic, inf.slo,
-                               targets=targets), {}
-    slo = inf.slo.latency_p99_s or inf.slo.e2e_p99_s
-    prec = precisions if workload.precision != "auto" else ("fp32", "bf16", "fp16", "int8")
-    shape = {}
-    if arch.kind == "encoder" and inf.traffic.input_tokens is not None:
-        shape["seq_len"] = float(inf.traffic.input_tokens.mean)
-    realtime = inf.mode in ("realtime", "edge", "mixed") and bool(slo)
-    return ev.evaluate_nonllm(arch, pairs, prec, slo, realtime, shape, targets=targets,
-                              framework=workload.framework), {}
+    return evaluate(workload, task, pairs, stacks_for=_stacks_for(catalog, task), targets=targets)
 
 
 def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples) -> tuple[pd.DataFrame, np.ndarray]:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from infrafit.errors import InputError
+from infrafit.perf import MODEL_ERROR_PREFIX
 from infrafit.search import assemble
 from infrafit.search.compat import family_compat
-from infrafit.search.evaluate import MODEL_ERROR_PREFIX
 from infrafit.search.offers import families_without_offers, filter_offers, residency_mask
 from infrafit.search.operating import targets_for
 from infrafit.search.parts import (

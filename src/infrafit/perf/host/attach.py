@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from infrafit.perf.host.server import HostDemand, size_server
+from infrafit.perf.host.server import HostDemand, HostSpec, size_server
 from infrafit.perf.types import Estimate
 from infrafit.units import SECONDS_PER_MINUTE, bytes_per_element
 
@@ -25,8 +25,9 @@ CHECKPOINT_STALL_SHARE = 0.05
 #: Accelerators per node for multi-node gradient traffic (HGX/DGX boxes and most TPU hosts hold 8 or fewer).
 ACCELERATORS_PER_NODE = 8
 
+#: Host-side work per item of each model kind, keys of ``server_profiles.csv`` (``perf.host.server``).
 _ITEM_KIND = {"cnn": "jpeg_decode_imagenet", "vit": "jpeg_decode_imagenet", "speech": "audio_decode_30s",
-              "tabular": "tabular_row_parse"}
+              "tabular": "tabular_row_parse", "encoder": "text_tokenize", "diffusion": "text_tokenize"}
 
 
 def _inference_demand(workload: Any, est: Estimate, arch: Any) -> HostDemand:
@@ -34,6 +35,13 @@ def _inference_demand(workload: Any, est: Estimate, arch: Any) -> HostDemand:
     tokens_in = float(traffic.input_tokens.mean) if traffic.input_tokens is not None else 0.0
     tokens_out = float(traffic.output_tokens.mean) if traffic.output_tokens is not None else 0.0
     rate = est.throughput.get("requests_per_s") or est.throughput.get("samples_per_s") or 0.0
+    if arch.kind != "decoder":  # images, audio, rows, prompts: the model's own item sizes
+        io = float(est.breakdown.get("io_bytes_per_item") or 0.0)
+        return HostDemand(task="inference", items_per_s=float(rate), item_kind=_ITEM_KIND.get(arch.kind, "none"),
+                          tokens_per_item=float(est.breakdown.get("tokens_per_item") or 0.0),
+                          model_weight_bytes=est.memory.weights_bytes, accelerators=est.config.count,
+                          input_bytes_per_item=io, output_bytes_per_item=io / 2.0,
+                          serving_over_network=workload.inference.mode != "batch")
     return HostDemand(
         task="inference",
         items_per_s=float(rate),
@@ -80,8 +88,9 @@ def _training_demand(workload: Any, est: Estimate, arch: Any) -> HostDemand:
     )
 
 
-def with_server(workload: Any, est: Estimate, arch: Any, catalog: Any) -> Estimate:
-    """``est`` with ``server`` filled in; when a host resource binds, it becomes the bottleneck."""
+def with_server(workload: Any, est: Estimate, arch: Any, catalog: Any, host: HostSpec | None = None) -> Estimate:
+    """``est`` with ``server`` filled in, sized on ``host`` (the offer's instances) when given; when a
+    host resource binds, it becomes the bottleneck."""
     if est.server is not None:
         return est
     if getattr(workload, "task", "inference") in ("training", "fine-tuning"):
@@ -91,7 +100,7 @@ def with_server(workload: Any, est: Estimate, arch: Any, catalog: Any) -> Estima
     else:
         return est
     acc = catalog.accelerator(est.config.accelerator)
-    server = size_server(demand, est, acc, demand.accelerators)
+    server = size_server(demand, est, acc, demand.accelerators, host=host)
     bottleneck = est.bottleneck if server.bottleneck == "accelerator" else server.bottleneck
     breakdown = {**est.breakdown, "server_reasons": list(server.reasons)}
     return replace(est, server=server, bottleneck=bottleneck, breakdown=breakdown)

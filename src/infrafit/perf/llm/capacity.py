@@ -1,100 +1,214 @@
-"""``capacity``: what each configuration sustains within the workload's SLOs, vectorized.
+"""LLM serving capacity of many configurations at once: the one path ``plan`` and ``estimate`` share.
 
-For LLM inference: every configuration x a grid of concurrencies is evaluated at once; a
-configuration's capacity is the highest request rate at a concurrency whose p99 TTFT and TPOT meet
-the SLOs and whose KV cache fits. This is what ``cost`` and ``search`` consume.
+``evaluate_llm`` runs ``perf.llm.engine.serve`` over (configurations x a concurrency grid). A
+configuration's SLO-feasible load curve is the request rate at each concurrency whose TTFT p99 (at
+the p99 prompt), TPOT p99 and end-to-end p99 are within the SLOs and whose KV cache fits; its
+operating point is chosen on that curve by ``perf.operating`` (the SLO-limited point, lighter ones,
+or the one a caller names). The layout dimension (tensor parallel x attention data parallel inside a
+replica) is searched unless fixed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
 
-from infrafit.perf.llm.engine import max_concurrency, serve, weight_bytes_per_gpu
+from infrafit.catalog.model import known_bandwidth
+from infrafit.perf import operating as op
+from infrafit.perf.llm.engine import (
+    Setup,
+    decode_step,
+    max_concurrency,
+    prefill_alone_s,
+    serve,
+    weight_bytes_per_gpu,
+)
 from infrafit.perf.llm.setup import ConfigRow, build_setup
-from infrafit.perf.llm.shape import LLMShape
-from infrafit.perf.types import Config
-from infrafit.perf.validate.llm import CONCURRENCY_GRID
+from infrafit.perf.llm.shape import LLMShape, shape_from_arch
+from infrafit.perf.types import Evaluated, OperatingPoint
 
+#: Concurrency grid per replica for continuous batching (closed loop, requests in flight). Finer than
+#: validate's grid (perf.validate.llm) and capped at 1,024: a serving plan sits where TTFT/TPOT SLOs
+#: bind, while MLPerf Offline rows need the very large batches (up to 4,096) that validate searches.
+CONCURRENCY_GRID = np.array([1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024], float)
+#: Mean lengths when a spec states none (an LLM workload with only a request rate).
 DEFAULT_INPUT_TOKENS = 1000.0
 DEFAULT_OUTPUT_TOKENS = 200.0
+#: A replica runs its tensor-parallel group over PCIe inside one box of at most this many chips.
+PCIE_TP_MAX = 8
 
 
-@dataclass(frozen=True)
-class LLMCapacity:
-    """Per configuration arrays; ``requests_per_s`` and ``output_tokens_per_s`` are for all replicas."""
-
-    requests_per_s: np.ndarray
-    output_tokens_per_s: np.ndarray
-    concurrency: np.ndarray  # per replica, at the capacity point
-    ttft_p50_s: np.ndarray
-    ttft_p99_s: np.ndarray
-    tpot_p50_s: np.ndarray
-    tpot_p99_s: np.ndarray
-    max_concurrency: np.ndarray
-    fits: np.ndarray
-    weights_bytes: np.ndarray
-    replicas: np.ndarray
+def tp_domain(acc: Any) -> int:
+    """Largest tensor-parallel group worth trying on ``acc``: its scale-up domain, or up to 8 chips
+    of one box talking over PCIe when the catalog knows the host link. A chip with neither (an
+    unknown host link is NaN in the catalog) runs TP 1 only: its collectives would have no bandwidth
+    to be priced with (``Accelerator.peer_link``)."""
+    return max(int(acc.scaleup_domain_size or 1), PCIE_TP_MAX if known_bandwidth(acc.host_bytes_per_s) else 1)
 
 
-def lengths(workload: Any) -> tuple[float, float]:
-    """Mean input and output tokens of an inference workload (defaults when unstated)."""
-    traffic = getattr(getattr(workload, "inference", None), "traffic", None)
-    isl = getattr(getattr(traffic, "input_tokens", None), "mean", None) or DEFAULT_INPUT_TOKENS
-    osl = getattr(getattr(traffic, "output_tokens", None), "mean", None) or DEFAULT_OUTPUT_TOKENS
-    return float(isl), float(osl)
+def _pow2_divisors(n: int, cap: int) -> list[int]:
+    out, x = [], 1
+    while x <= min(n, cap):
+        if n % x == 0:
+            out.append(x)
+        x *= 2
+    return out
 
 
-def slos(workload: Any) -> tuple[float, float]:
-    slo = getattr(getattr(workload, "inference", None), "slo", None)
-    ttft = getattr(slo, "ttft_p99_s", None) or np.inf
-    tpot = getattr(slo, "tpot_p99_s", None) or np.inf
-    return float(ttft), float(tpot)
+def llm_precisions(acc: Any, allowed: tuple[str, ...]) -> list[str]:
+    """Precisions worth trying on ``acc``: allowed ones it runs natively (int4 is weight-only)."""
+    base = [p for p in allowed if p != "fp32"] or list(allowed)
+    return [p for p in base if p == "int4" or acc.peak(p) > 0] or base[:1]
 
 
-def llm_capacity(
-    shape: LLMShape, rows: Sequence[ConfigRow], counts: Sequence[int], input_tokens: float, output_tokens: float,
-    ttft_p99_s: float = np.inf, tpot_p99_s: float = np.inf,
-) -> LLMCapacity:
-    """Capacity of each configuration row (``counts`` chips each) at the given lengths and SLOs."""
-    n, g = len(rows), len(CONCURRENCY_GRID)
-    setup, _, _ = build_setup(rows)
-    idx = np.repeat(np.arange(n), g)
-    s = setup.take(idx)
-    conc = np.tile(CONCURRENCY_GRID.astype(float), n)
-    sv = serve(shape, s, conc, input_tokens, output_tokens)
-    cmax = max_concurrency(shape, s, input_tokens + output_tokens, input_tokens)
-    ok = (conc <= cmax) & (sv.ttft_p99_s <= ttft_p99_s) & (sv.tpot_p99_s <= tpot_p99_s)
-    rate = np.where(ok, sv.requests_per_s, -1.0).reshape(n, g)
-    best = np.argmax(rate, axis=1)
-    pick = np.arange(n) * g + best
-    fits = rate.max(axis=1) > 0
-    gpus = setup.tp * setup.pp * setup.adp
-    replicas = np.floor(np.asarray(counts, dtype=float) / gpus)
-    per = np.where(fits, sv.requests_per_s[pick], 0.0)
-    return LLMCapacity(
-        requests_per_s=per * replicas, output_tokens_per_s=per * replicas * output_tokens,
-        concurrency=np.where(fits, conc[pick], 0.0), ttft_p50_s=sv.ttft_p50_s[pick], ttft_p99_s=sv.ttft_p99_s[pick],
-        tpot_p50_s=sv.tpot_p50_s[pick], tpot_p99_s=sv.tpot_p99_s[pick], max_concurrency=cmax[pick],
-        fits=fits, weights_bytes=weight_bytes_per_gpu(shape, setup), replicas=replicas,
-    )
+def lengths(traffic: Any) -> tuple[float, float, float, float]:
+    """(mean input, mean output, p99 input, p99 output) tokens of an inference traffic block."""
+    isl_d = getattr(traffic, "input_tokens", None)
+    osl_d = getattr(traffic, "output_tokens", None)
+    isl = float(isl_d.mean) if isl_d is not None and isl_d.mean else DEFAULT_INPUT_TOKENS
+    osl = float(osl_d.mean) if osl_d is not None and osl_d.mean else DEFAULT_OUTPUT_TOKENS
+    isl99 = float(getattr(isl_d, "p99", None) or isl)
+    osl99 = float(getattr(osl_d, "p99", None) or osl)
+    return isl, osl, isl99, osl99
 
 
-def capacity(workload: Any, configs: Sequence[Config], catalog: Any = None) -> LLMCapacity:
-    """LLM-inference capacity of ``configs`` for ``workload`` (see ``llm_capacity``)."""
-    from infrafit.catalog import load_catalog
-    from infrafit.perf.llm.setup import default_stack
-    from infrafit.perf.llm.shape import shape_from_arch
+def _grid_setup(setup: Setup) -> Setup:
+    return replace(setup, **{f.name: np.asarray(getattr(setup, f.name), float)[:, None] for f in fields(setup)})
 
-    cat = catalog or load_catalog()
-    shape = shape_from_arch(workload.model_arch())
-    rows = []
-    for c in configs:
-        acc = cat.accelerator(c.accelerator)
-        rows.append(ConfigRow(acc, c.precision, c.stack or default_stack(acc), c.tp, c.pp, 1, c.ep))
-    isl, osl = lengths(workload)
-    ttft, tpot = slos(workload)
-    return llm_capacity(shape, rows, [c.count for c in configs], isl, osl, ttft, tpot)
+
+def ttft_p99_at_long_prompt(shape: LLMShape, grid: Setup, ttft_p99_s: np.ndarray, isl: float,
+                            isl99: float) -> np.ndarray:
+    """TTFT p99 of a p99-length prompt: the model's queueing p99 under the mean traffic, with the
+    request's own prefill at the p99 prompt length instead of the mean one.
+
+    ``ttft_p99 = serve(mean lengths).ttft_p99 - prefill_alone(isl) + prefill_alone(isl_p99)``. The
+    queue ahead of the request is made of typical prompts, so it is not re-priced at p99 lengths
+    (doing so, as ``serve`` at ``isl_p99`` for everyone would, counts the tail twice)."""
+    if not isl99 or isl99 <= isl:
+        return ttft_p99_s
+    extra = prefill_alone_s(shape, grid, np.asarray(isl99, float)) - prefill_alone_s(shape, grid, np.asarray(isl, float))
+    return ttft_p99_s + np.maximum(extra, 0.0)
+
+
+def llm_layouts(pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...],
+                stacks_for: Callable[[Any], list[str]], tps: Sequence[int] | None = None,
+                pp: int = 1, ep: int = 1) -> tuple[list[ConfigRow], list[dict[str, Any]]]:
+    """Every (accelerator, count) x precision x stack x tensor-parallel degree to evaluate (``tps``
+    fixes the degrees; default: every power of two dividing the count inside ``tp_domain``). The
+    chips of a replica left over by TP x PP run attention data parallel."""
+    rows, cfg = [], []
+    for acc, n in pairs:
+        degrees = list(tps) if tps is not None else _pow2_divisors(n, tp_domain(acc))
+        for p in llm_precisions(acc, precisions):
+            for st in stacks_for(acc):
+                for tp in degrees:
+                    dp = max(n // (tp * pp), 1)
+                    rows.append(ConfigRow(acc, p, st, tp=tp, pp=pp, adp=dp, ep=ep))
+                    cfg.append({"accelerator": acc.id, "count": n, "precision": p, "stack": st,
+                                "tp": tp, "pp": pp, "dp": dp, "ep": ep})
+    return rows, cfg
+
+
+def _grid_with(concurrency: float | None) -> np.ndarray:
+    if concurrency is None or concurrency in CONCURRENCY_GRID:
+        return CONCURRENCY_GRID
+    return np.unique(np.append(CONCURRENCY_GRID, float(concurrency)))
+
+
+def _given_columns(rate: np.ndarray, grid: np.ndarray, point: OperatingPoint) -> tuple[np.ndarray, list[str]]:
+    """Grid column of each configuration at the caller's point (``estimate --concurrency`` or
+    ``--requests-per-s``); the SLO-limited point where the rate is more than any feasible point serves."""
+    n = len(rate)
+    if point.concurrency is not None:
+        return np.full(n, int(np.flatnonzero(grid == float(point.concurrency))[0])), [op.GIVEN] * n
+    j_max = np.where(rate.max(axis=1) > 0, np.argmax(rate, axis=1), 0)
+    cols, names = [], []
+    for i in range(n):
+        j = op.covering_index(rate[i], float(point.requests_per_s or 0.0))
+        cols.append(j_max[i] if j is None else j)
+        names.append(op.MAX_RATE if j is None else op.GIVEN)
+    return np.asarray(cols, dtype=int), names
+
+
+def evaluate_llm(arch: Any, pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...],
+                 stacks_for: Callable[[Any], list[str]], traffic: Any, slo: Any, profiles: Any = None,
+                 targets: tuple[float, ...] = (), *, tps: Sequence[int] | None = None,
+                 point: OperatingPoint | None = None, pp: int = 1, ep: int = 1) -> Evaluated:
+    """Continuous-batching capacity of every (accelerator, count) x precision x stack x layout, at its
+    SLO-limited load and at ``targets`` (fractions of that rate), or at the caller's ``point``."""
+    shape = shape_from_arch(arch)
+    rows, cfg = llm_layouts(pairs, precisions, stacks_for, tps, pp, ep)
+    if not rows:
+        return Evaluated.empty()
+    setup, plans, _ = build_setup(rows, profiles)
+    isl, osl, isl99, osl99 = lengths(traffic)
+    grid_c = _grid_with(point.concurrency if point is not None else None)
+    grid = _grid_setup(setup)
+    sv = serve(shape, grid, grid_c[None, :], isl, osl)
+    cmax = max_concurrency(shape, setup, isl + osl)
+    fits = cmax >= 1
+    ttft99 = ttft_p99_at_long_prompt(shape, grid, sv.ttft_p99_s, isl, isl99)
+    tpot99 = sv.tpot_p99_s
+    e2e99 = ttft99 + (osl99 - 1.0) * tpot99
+    ok = np.ones_like(ttft99, bool)
+    limits = {"ttft_p99_s": (ttft99, slo.ttft_p99_s), "tpot_p99_s": (tpot99, slo.tpot_p99_s),
+              "e2e_p99_s": (e2e99, slo.e2e_p99_s or slo.latency_p99_s)}
+    for value, limit in limits.values():
+        if limit:
+            ok &= value <= limit
+    rate = np.where(ok & fits[:, None], sv.requests_per_s, 0.0)
+    if point is None:
+        ri, j, names = op.point_indices(rate, targets)
+    else:
+        ri = np.arange(len(rows))
+        j, names = _given_columns(rate, grid_c, point)
+    j_max = np.where(rate.max(axis=1) > 0, np.argmax(rate, axis=1), 0)
+    sub = _take_setup(setup, ri, len(rows))
+    # At a named point the figures hold whether or not the SLOs do (estimate reports, plan never asks).
+    capacity = sv.requests_per_s[ri, j] if point is not None else rate[ri, j]
+    chosen_c = grid_c[j]
+    in_flight = np.minimum(chosen_c, np.maximum(cmax[ri], 1))
+    w = weight_bytes_per_gpu(shape, sub)
+    kv_per_seq = shape.kv_elements(isl + osl) * sub.kv_bytes_per_element / np.minimum(sub.tp, shape.kv_shards_max)
+    kv = kv_per_seq * in_flight / sub.adp
+    step = decode_step(shape, sub, in_flight, np.full(len(ri), isl + osl / 2))
+    n_pts = len(ri)
+    reserve = np.broadcast_to(np.asarray(sub.memory_reserve_fraction, float), (n_pts,)) * np.maximum(
+        np.broadcast_to(np.asarray(sub.memory_bytes, float), (n_pts,)) - w, 0.0)
+    terms = [{"gemm_compute_s": float(step["gemm_compute_s"][k]), "weights_read_s": float(step["gemm_memory_s"][k]),
+              "kv_read_s": float(step["kv_read_s"][k]), "attention_compute_s": float(step["attention_compute_s"][k]),
+              "collectives_s": float(step["collectives_s"][k]), "overhead_s": float(step["overhead_s"][k]),
+              "concurrency": float(chosen_c[k]), "kv_max_concurrency": float(cmax[i]),
+              "weights_bytes": float(np.asarray(w)[k] if np.ndim(w) else w), "kv_cache_bytes": float(kv[k]),
+              "memory_reserve_bytes": float(reserve[k]),
+              "meets_slos": float(bool(ok[i, j[k]])),
+              "throughput_output_tokens_per_s": float(sv.output_tokens_per_s[i, j[k]])}
+             for k, i in enumerate(ri)]
+    for i, p in enumerate(plans):
+        cfg[i]["notes"] = list(p.notes)
+        cfg[i]["precision_plan"] = {"weight": p.weight, "gemm": p.gemm, "kv": p.kv}
+    out_rows = []
+    for k, i in enumerate(ri):
+        point_d = op.describe(names[k], f"{chosen_c[k]:.0f} requests in flight", float(capacity[k]),
+                              float(rate[i, j_max[i]]), "ttft_p99_s", float(ttft99[i, j[k]]),
+                              float(ttft99[i, j_max[i]]), concurrency=float(chosen_c[k]))
+        out_rows.append({**cfg[i], "operating_point": point_d})
+    slo_out = {k: (v[ri, j], float(lim)) for k, (v, lim) in limits.items() if lim}
+    slo_out.setdefault("ttft_p99_s", (ttft99[ri, j], float("nan")))
+    slo_out.setdefault("tpot_p99_s", (tpot99[ri, j], float("nan")))
+    slo_out.setdefault("e2e_p99_s", (e2e99[ri, j], float("nan")))
+    ttft50, tpot50 = sv.ttft_p50_s[ri, j], sv.tpot_p50_s[ri, j]
+    p50 = {"ttft_s": ttft50, "tpot_s": tpot50, "e2e_s": ttft50 + (osl - 1.0) * tpot50}
+    return Evaluated(out_rows, fits[ri], capacity, np.full(len(ri), np.nan), ttft99[ri, j], w + kv,
+                     np.broadcast_to(np.asarray(setup.memory_bytes, float), (len(rows),))[ri], slo_out, terms, p50)
+
+
+def _take_setup(setup: Setup, idx: np.ndarray, n: int) -> Setup:
+    """The setup's per-configuration arrays (length ``n``) at ``idx``; scalars and broadcasts stay."""
+    def pick(v: Any) -> Any:
+        a = np.asarray(v)
+        return a[idx] if a.ndim >= 1 and a.shape[0] == n else a
+    return replace(setup, **{f.name: pick(getattr(setup, f.name)) for f in fields(setup)})

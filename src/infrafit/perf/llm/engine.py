@@ -29,16 +29,17 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from infrafit.perf.core import (
+    P99_EXPONENTIAL_TAIL,
+    Z99,
     all_to_all_time_s,
     expected_distinct_experts,
-    exponential_tail_factor,
     md1_wait_s,
     ring_allreduce_time_s,
 )
 from infrafit.perf.llm.shape import LLMShape
 
 ACTIVATION_BYTES = 2.0  # activations travel in 16-bit between GPUs (TensorRT-LLM, vLLM, SGLang defaults)
-P99_TAIL = exponential_tail_factor(0.99)
+P99_TAIL = P99_EXPONENTIAL_TAIL
 
 
 @dataclass(frozen=True)
@@ -325,7 +326,7 @@ def serve(
     engine = rate
     rate = np.minimum(c_req / (ttft50 + (osl - 1.0) * tpot), engine)
     # per-request TPOT varies with how many prompts land during its OSL steps (Poisson count)
-    jitter = 2.33 * np.sqrt(np.maximum(c / osl, 0.0) / osl) * p_mixed
+    jitter = Z99 * np.sqrt(np.maximum(c / osl, 0.0) / osl) * p_mixed
     return Serving(
         ttft_p50_s=ttft50, ttft_p99_s=ttft99, tpot_p50_s=tpot, tpot_p99_s=tpot + jitter,
         requests_per_s=rate, output_tokens_per_s=rate * osl, offline_requests_per_s=engine, decode_step_s=step,

@@ -24,10 +24,10 @@ from typing import Any
 import numpy as np
 
 from infrafit.perf.llm.engine import Setup
+from infrafit.perf.policy import fallback_chain
 from infrafit.perf.profiles import Profiles, load_profiles
 from infrafit.units import bytes_per_element
 
-FALLBACK = {"fp4": "fp8", "fp8": "bf16", "int8": "bf16", "bf16": "fp16", "fp16": "fp32", "fp32": "fp32"}
 DEFAULT_STACK_BY_VENDOR = {"NVIDIA": "tensorrt-llm", "AMD": "vllm", "Google": "jetstream", "Intel": "pytorch",
                            "AWS": "neuron"}
 
@@ -44,10 +44,8 @@ class PrecisionPlan:
 
 def _native(acc: Any, precision: str) -> str:
     """The nearest precision at or above ``precision`` that ``acc`` runs natively."""
-    p = precision
-    while acc.peak(p) <= 0 and p != "fp32":
-        p = FALLBACK[p]
-    return p
+    chain = fallback_chain("llm_inference", precision)
+    return next((p for p in chain if acc.peak(p) > 0), chain[-1])
 
 
 def plan_precision(acc: Any, precision: str) -> PrecisionPlan:
@@ -76,17 +74,14 @@ def default_stack(acc: Any) -> str:
 
 
 def link_for(acc: Any, gpus: int, profiles: Profiles, stack: str) -> tuple[float, float, str]:
-    """``(bytes_per_s, hop_latency_s, name)`` of the link an instance of ``gpus`` chips talks over."""
+    """``(bytes_per_s, hop_latency_s, name)`` of the link an instance of ``gpus`` chips talks over
+    (``Accelerator.peer_link``, the catalog's one missing-link rule)."""
     gen = acc.generation
-    up_lat = profiles.value(gen, stack, "*", "scaleup", "link_latency")
-    out_lat = profiles.value(gen, stack, "*", "scaleout", "link_latency")
-    if gpus <= 1:
-        return max(acc.scaleup_bytes_per_s, 1.0), up_lat, "none"
-    if acc.scaleup_bytes_per_s > 0 and gpus <= acc.scaleup_domain_size:
-        return acc.scaleup_bytes_per_s, up_lat, "scaleup"
-    if gpus <= 8 and getattr(acc, "host_bytes_per_s", 0) > 0:
-        return acc.host_bytes_per_s / 2.0, out_lat, "pcie"  # peer traffic crosses the host bridge
-    return max(acc.scaleout_bytes_per_s, 1.0), out_lat, "scaleout"
+    # Unknown (None): NaN bandwidth, so any collective over it is NaN and the configuration never
+    # passes an SLO; the planner does not generate such layouts (perf.llm.capacity.tp_domain).
+    bw, kind = acc.peer_link(gpus) or (float("nan"), "unknown")
+    scope = "scaleup" if kind in ("none", "scaleup") else "scaleout"
+    return bw, profiles.value(gen, stack, "*", scope, "link_latency"), kind
 
 
 @dataclass(frozen=True)

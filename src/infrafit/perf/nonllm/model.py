@@ -36,23 +36,16 @@ import numpy as np
 
 from infrafit.errors import InputError
 from infrafit.perf.calibrated import Calibration, calibration_for
+from infrafit.perf.core import Z99
 from infrafit.perf.nonllm.profile import NonLLMProfile, load_profile
 from infrafit.perf.nonllm.work import OP_CLASS_BY_KIND, SampleWork, sample_work
+from infrafit.perf.policy import fallback_chain
 from infrafit.perf.types import Config, Estimate, Latency, Memory, Percentiles
 from infrafit.units import SECONDS_PER_HOUR, TFLOPS
 
-Z99 = 2.326  # standard normal 99th percentile
 BATCH_GRID = np.unique(np.concatenate([2.0 ** np.arange(0, 17), np.round(1.5 * 2.0 ** np.arange(0, 16))]))
 MEMORY_RESERVE_FRACTION = 0.1  # runtime, workspace and fragmentation kept free on the device
 
-#: When the catalog lacks a peak for the requested precision, the next precision that runs on the
-#: same units at the same or a known rate (Hopper/Ada tensor cores run int8 and fp8 at one rate).
-PRECISION_FALLBACK: dict[str, tuple[str, ...]] = {
-    "int8": ("int8", "fp8", "fp16", "bf16"), "fp8": ("fp8", "int8", "fp16", "bf16"),
-    "fp4": ("fp4", "fp8", "int8", "fp16", "bf16"), "int4": ("int4", "int8", "fp8", "fp16", "bf16"),
-    "bf16": ("bf16", "fp16", "fp32"), "fp16": ("fp16", "bf16", "fp32"), "fp32": ("fp32", "tf32"),
-    "tf32": ("tf32", "fp32"),
-}
 
 
 @dataclass(frozen=True)
@@ -85,8 +78,9 @@ class Devices:
 
 
 def executed_precision(acc: Any, precision: str) -> tuple[str, float]:
-    """``(precision that runs, its peak)``; the first supported entry of ``PRECISION_FALLBACK``."""
-    for p in PRECISION_FALLBACK.get(precision, (precision,)):
+    """``(precision that runs, its peak)``: the first the chip runs natively along the precision's
+    fallback chain (``perf.policy``)."""
+    for p in fallback_chain("nonllm_inference", precision):
         peak = float(acc.peak(p))
         if peak > 0:
             return p, peak
@@ -235,9 +229,6 @@ def estimate_nonllm(workload: Any, config: Config, catalog: Any, *, shape: dict 
                           profile=profile or load_profile())
 
 
-#: Host-side work of each model kind, keys of ``server_profiles.csv`` (``perf.server``).
-HOST_ITEM_BY_KIND = {"cnn": "jpeg_decode_imagenet", "vit": "jpeg_decode_imagenet", "encoder": "text_tokenize",
-                     "speech": "audio_decode_30s", "diffusion": "text_tokenize", "tabular": "tabular_row_parse"}
 
 
 def _model_of(workload: Any) -> Any:
@@ -311,20 +302,10 @@ def build_estimate(workload: Any, config: Config, catalog: Any, *, shape: dict, 
                     activations_bytes=batch * work.activation_bytes)
     bottleneck = _bottleneck(cap, 0, slo)
     server = None
-    try:
-        from infrafit.perf.host.server import HostDemand, size_server
-
-        demand = HostDemand(task="inference", items_per_s=rate, item_kind=HOST_ITEM_BY_KIND[model.kind],
-                            tokens_per_item=float(shape.get("seq_len") or getattr(model, "reference_seq_len", 0) or 0),
-                            model_weight_bytes=work.weight_bytes, accelerators=config.count,
-                            input_bytes_per_item=work.io_bytes, output_bytes_per_item=work.io_bytes / 2.0)
-        server = size_server(demand, None, acc, config.count)
-        if server.bottleneck and server.bottleneck != "accelerator":
-            bottleneck = server.bottleneck
-    except ImportError:  # perf.server is optional for this estimate
-        pass
     breakdown: dict[str, Any] = {
         "model_kind": model.kind, "op_class": work.op_class, "flops_per_sample": work.flops,
+        "io_bytes_per_item": work.io_bytes,
+        "tokens_per_item": float(shape.get("seq_len") or getattr(model, "reference_seq_len", 0) or 0),
         "weight_bytes": work.weight_bytes, "efficiency": float(cap.efficiency[0]),
         "peak_flops_per_s": float(dev.peak_flops_per_s[0]), "precision_executed": dev.precision_used[0],
         "offline_samples_per_s": float(cap.offline_samples_per_s[0]), "offline_batch": float(cap.offline_batch[0]),
@@ -335,14 +316,14 @@ def build_estimate(workload: Any, config: Config, catalog: Any, *, shape: dict, 
                                                  "op_overhead_s": cal.op_overhead_s, "source": cal.source},
         "why": _why(bottleneck, cap, server),
     }
-    stack = config.stack or _default_stack(acc, model.kind, getattr(workload, "framework", None))
+    stack = config.stack or default_stack(acc, model.kind, getattr(workload, "framework", None))
     return Estimate(config=config, stack=stack, fits=bool(cap.fits[0]), memory=memory,
                     throughput={"samples_per_s": rate, "requests_per_s": rate},
                     latency=Latency(e2e_s=Percentiles(p50=p50, p99=p99)), server=server, bottleneck=bottleneck,
                     breakdown=breakdown, notes=tuple(notes))
 
 
-def _default_stack(acc: Any, model_kind: str | None = None, framework: str | None = None) -> str:
+def default_stack(acc: Any, model_kind: str | None = None, framework: str | None = None) -> str:
     """The serving stack when none is given. Tree ensembles (tabular) are served by the library that
     trained them: XGBoost's predictor runs on the CPU and, with ``device=cuda``, on NVIDIA GPUs
     (frameworks.csv, runtime column); scikit-learn on the CPU only. Other kinds: TensorRT on NVIDIA,

@@ -22,17 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infrafit.errors import InputError
+from infrafit.perf.policy import fallback_chain
 from infrafit.perf.training.layout import USABLE_MEMORY_FRACTION, Layout, search
 from infrafit.perf.training.memory import GRAD_BYTES_PER_PARAM, WEIGHT_BYTES_PER_PARAM
 from infrafit.perf.training.profile import TrainingProfile, load_profile
 from infrafit.perf.training.shape import TrainShape, from_model_arch
 from infrafit.perf.training.step import Chip
 from infrafit.perf.types import Config, Estimate, Latency, Memory
-
-#: Order in which a training precision falls back when the chip lacks the requested one.
-_FALLBACK = {"fp4": "fp8", "fp8": "bf16", "int8": "bf16", "int4": "bf16", "bf16": "fp16", "fp16": "fp32",
-             "tf32": "fp32"}
-
+from infrafit.units import SECONDS_PER_MINUTE
 
 #: The 8-bit matmul format a stack trains in, by chip kind. GPUs and Gaudi: fp8 (Transformer Engine
 #: style mixed fp8 training, Micikevicius et al. 2022 "FP8 Formats for Deep Learning"). TPUs: int8
@@ -85,13 +82,10 @@ def training_precision(acc: Any, requested: str | None, shape: TrainShape,
         q = quantized_training_precision(acc)
         if q and (fastest or q == "fp8"):
             want = q
-    p = want
-    while acc.peak(p) <= 0:
-        nxt = _FALLBACK.get(p)
-        if nxt is None:
-            raise InputError(f"{acc.id} has no dense peak for {want} or any fallback precision",
-                             fix="choose another accelerator or add its peak to the catalog")
-        p = nxt
+    p = next((q for q in fallback_chain("training", want) if acc.peak(q) > 0), None)
+    if p is None:
+        raise InputError(f"{acc.id} has no dense peak for {want} or any fallback precision",
+                         fix="choose another accelerator or add its peak to the catalog")
     if p != want:
         notes.append(f"{want} not native on {acc.id}: fell back to {p}")
     return p, notes
@@ -184,11 +178,25 @@ CHECKPOINT_WRITE_BYTES_PER_S_PER_NODE = 2e9
 CHIPS_PER_NODE = 8
 
 
-def _default_global_batch(seq_len: int, count: int) -> int:
-    """About 4M tokens per step (Llama 3 405B trained at 4M-16M tokens; Dubey et al. 2024 sec. 3.4),
-    rounded to a multiple of the chip count."""
-    seqs = max(1, round(4_000_000 / seq_len))
+#: Tokens per optimizer step when the spec gives no global batch (Llama 3 405B trained at 4M-16M
+#: tokens per step; Dubey et al. 2024 sec. 3.4).
+DEFAULT_TOKENS_PER_STEP = 4_000_000
+
+
+def default_global_batch(seq_len: int, count: int) -> int:
+    """About ``DEFAULT_TOKENS_PER_STEP`` tokens per step, rounded to a multiple of the chip count."""
+    seqs = max(1, round(DEFAULT_TOKENS_PER_STEP / max(seq_len, 1)))
     return max(count, (seqs // count) * count) if count else seqs
+
+
+def checkpointed_time_s(shape: TrainShape, method: str, count: int, time_to_train_s: float,
+                        checkpoint_every_minutes: float, lora_rank: int = 16) -> tuple[float, float, float]:
+    """``(time to train with checkpoint stalls, one save's seconds, saves)``: a synchronous save every
+    ``checkpoint_every_minutes`` at ``CHECKPOINT_WRITE_BYTES_PER_S_PER_NODE`` per node."""
+    nodes = -(-count // CHIPS_PER_NODE)
+    save_s = checkpoint_save_s(shape, method, nodes * CHECKPOINT_WRITE_BYTES_PER_S_PER_NODE, lora_rank)
+    saves = time_to_train_s / max(checkpoint_every_minutes * SECONDS_PER_MINUTE, 1.0)
+    return time_to_train_s + saves * save_s, save_s, saves
 
 
 def estimate_training(workload: Any, config: Config, catalog: Any) -> Estimate:
@@ -198,18 +206,15 @@ def estimate_training(workload: Any, config: Config, catalog: Any) -> Estimate:
     shape = arch if isinstance(arch, TrainShape) else from_model_arch(arch)
     acc = catalog.accelerator(config.accelerator)
     seq_len = int(tr.seq_len) if shape.is_transformer else 0
-    gbs = int(tr.global_batch or _default_global_batch(max(seq_len, 1), config.count))
+    gbs = int(tr.global_batch or default_global_batch(seq_len, config.count))
     fixed = {"tp": config.tp, "pp": config.pp, "ep": config.ep, "cp": config.cp, "dp": config.dp or 0}
     fixed = {k: v for k, v in fixed.items() if v and v > 1}
     run = train_run(shape, acc, config.count, seq_len=seq_len, global_batch=gbs, method=tr.method,
                     precision=config.precision, lora_rank=int(tr.lora_rank or 16), fixed=fixed,
                     total_samples=float(tr.total_samples))
     lay = run.layout
-    nodes = -(-config.count // CHIPS_PER_NODE)
-    write_bw = nodes * CHECKPOINT_WRITE_BYTES_PER_S_PER_NODE
-    ckpt_s = checkpoint_save_s(shape, tr.method, write_bw, int(tr.lora_rank or 16))
-    n_ckpt = (run.time_to_train_s or 0.0) / max(tr.checkpoint_every_minutes * 60.0, 1.0)
-    ttt = (run.time_to_train_s or 0.0) + n_ckpt * ckpt_s
+    ttt, ckpt_s, n_ckpt = checkpointed_time_s(shape, tr.method, config.count, run.time_to_train_s or 0.0,
+                                              tr.checkpoint_every_minutes, int(tr.lora_rank or 16))
     memory = Memory(per_accelerator_bytes=lay.memory_bytes, capacity_bytes=acc.memory_bytes * USABLE_MEMORY_FRACTION,
                     weights_bytes=lay.weights_bytes, activations_bytes=lay.activations_bytes,
                     optimizer_bytes=lay.optimizer_bytes, gradients_bytes=lay.gradients_bytes)

@@ -14,7 +14,7 @@ from typing import Any
 
 from infrafit.errors import InfrafitError
 from infrafit.perf.training.profile import TrainingProfile, load_profile, model_class_of
-from infrafit.perf.training.run import TrainRun, model_flops_per_sample, train_run
+from infrafit.perf.training.run import DEFAULT_TOKENS_PER_STEP, TrainRun, model_flops_per_sample, train_run
 from infrafit.perf.training.shape import TrainShape, from_model_arch
 from infrafit.perf.training.step import Chip, Constants, RawTerms, combine, raw_terms
 from infrafit.perf.types import SkipRow
@@ -30,9 +30,7 @@ from infrafit.units import SECONDS_PER_MINUTE, TFLOPS
 
 METRIC_KINDS = ("time_to_train_min", "training_tokens_per_s", "training_sequences_per_s", "mfu_fraction",
                 "model_tflops_per_accel")
-#: Tokens per optimizer step assumed when a non-MLPerf row states no global batch (Llama 3 405B's
-#: first stage: 4M tokens per step; Dubey et al. 2024 sec. 3.4.1).
-DEFAULT_TOKENS_PER_STEP = 4_000_000
+#: A non-MLPerf row stating no global batch takes DEFAULT_TOKENS_PER_STEP (perf.training.run).
 #: PaLM trained at sequence length 2048 (Chowdhery et al. 2022, sec. 5); used when a row omits it.
 DEFAULT_SEQ_LEN = 2048
 

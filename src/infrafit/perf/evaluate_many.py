@@ -1,0 +1,69 @@
+"""``evaluate(workload, pairs, ...)``: many configurations of one workload at once.
+
+The dispatcher ``plan`` uses and ``estimate`` uses for one configuration: LLM serving
+(``perf.llm.capacity``), other serving (``perf.nonllm.capacity``) and training
+(``perf.training.capacity``). Which precisions ``precision: auto`` tries is the policy table's
+(``perf.policy``); the lengths and SLOs come from the spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from infrafit.perf import policy
+from infrafit.perf.llm.capacity import evaluate_llm
+from infrafit.perf.nonllm.capacity import evaluate_nonllm
+from infrafit.perf.training.capacity import evaluate_training
+from infrafit.perf.types import Evaluated, OperatingPoint
+
+
+def serving_kind(arch: Any) -> str:
+    return "llm_inference" if arch.kind == "decoder" else "nonllm_inference"
+
+
+def precisions_for(workload: Any, kind: str) -> tuple[str, ...]:
+    """The precisions to evaluate: the spec's list, or the policy's ``plan_auto`` set for ``auto``."""
+    if workload.precision == "auto":
+        return policy.plan_auto(kind)
+    return tuple(workload.allowed_precisions)
+
+
+def nonllm_work_shape(workload: Any, arch: Any) -> dict[str, Any]:
+    """Work-ladder inputs a non-LLM model takes from the spec (an encoder's sequence length)."""
+    traffic = workload.inference.traffic
+    if arch.kind == "encoder" and traffic.input_tokens is not None:
+        return {"seq_len": float(traffic.input_tokens.mean)}
+    return {}
+
+
+def serving_slo_s(workload: Any) -> tuple[float | None, bool]:
+    """(latency p99 SLO, realtime?) of a non-LLM serving workload."""
+    inf = workload.inference
+    slo = inf.slo.latency_p99_s or inf.slo.e2e_p99_s
+    return slo, inf.mode in ("realtime", "edge", "mixed") and bool(slo)
+
+
+def evaluate(workload: Any, task: str, pairs: Sequence[tuple[Any, int]], *,
+             stacks_for: Callable[[Any], list[str]], targets: tuple[float, ...] = (),
+             precisions: tuple[str, ...] | None = None, tps: Sequence[int] | None = None,
+             point: OperatingPoint | None = None, fixed: dict[str, int] | None = None,
+             max_counts_per_acc: int | None = None) -> tuple[Evaluated, dict[str, str]]:
+    """Every (accelerator, chips per replica) in ``pairs``, for ``task`` ``"serve"`` or ``"train"``.
+
+    Returns the evaluated rows and, for training, why accelerators were pruned (with numbers)."""
+    arch = workload.model_arch()
+    if task == "train":
+        precs = precisions or tuple(workload.allowed_precisions)
+        extra = {} if max_counts_per_acc is None else {"max_counts_per_acc": max_counts_per_acc}
+        return evaluate_training(workload, arch, pairs, precs, workload.training.deadline_s, fixed=fixed, **extra)
+    inf = workload.inference
+    kind = serving_kind(arch)
+    precs = precisions or precisions_for(workload, kind)
+    if kind == "llm_inference":
+        lay = fixed or {}
+        return evaluate_llm(arch, pairs, precs, stacks_for, inf.traffic, inf.slo, targets=targets, tps=tps,
+                            point=point, pp=int(lay.get("pp", 1)), ep=int(lay.get("ep", 1))), {}
+    slo, realtime = serving_slo_s(workload)
+    return evaluate_nonllm(arch, pairs, precs, slo, realtime, nonllm_work_shape(workload, arch), targets=targets,
+                           framework=workload.framework, point=point), {}

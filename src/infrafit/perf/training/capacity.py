@@ -1,0 +1,123 @@
+"""Training candidates at once: the best layout of each (accelerator, count, precision), pruned by
+the ideal-time lower bound, with the checkpoint stalls ``estimate`` counts. The one path ``plan``
+and ``estimate`` share for training and fine-tuning."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from infrafit.errors import InfrafitError
+from infrafit.perf.training.layout import USABLE_MEMORY_FRACTION
+from infrafit.perf.training.run import (
+    checkpointed_time_s,
+    default_global_batch,
+    model_flops_per_sample,
+    train_run,
+)
+from infrafit.perf.training.shape import TrainShape, from_model_arch
+from infrafit.perf.types import Evaluated
+from infrafit.units import SECONDS_PER_DAY
+
+#: Keys of ``evaluate_training``'s pruned dict for physically impossible estimates (MFU > 1).
+MODEL_ERROR_PREFIX = "model-error:"
+#: Counts of one chip tried beyond the smallest that trains (more chips only shorten the run).
+MAX_COUNTS_PER_ACCELERATOR = 3
+
+
+def ideal_train_s(shape: TrainShape, acc: Any, count: int, precision: str, seq_len: int, total_samples: float) -> float:
+    """Time to train at 100 % of the chips' peak (PaLM model FLOPs): a lower bound for early pruning."""
+    peak = acc.peak(precision) or acc.peak("bf16") or acc.peak("fp16")
+    return model_flops_per_sample(shape, seq_len) * total_samples / max(count * peak, 1.0)
+
+
+def peak_fraction(acc: Any, mfu_fraction: float | None, precision: str) -> float:
+    """Model FLOP/s as a fraction of the dense peak of the precision the run uses.
+
+    ``perf.training`` reports MFU against the dense bf16 peak (its convention), so an fp8 run may
+    show MFU above 1 while using about half of its fp8 peak; above 1 of the run's own precision is
+    physically impossible."""
+    if not mfu_fraction:
+        return 0.0
+    bf16 = acc.peak("bf16") or acc.peak("fp16")
+    own = acc.peak(precision) or bf16
+    return float(mfu_fraction) * bf16 / own if own else float(mfu_fraction)
+
+
+def _group_by_accelerator(pairs: Sequence[tuple[Any, int]]) -> dict[str, list[tuple[Any, int]]]:
+    by_acc: dict[str, list[tuple[Any, int]]] = {}
+    for acc, n in sorted(pairs, key=lambda x: x[1]):
+        by_acc.setdefault(acc.id, []).append((acc, n))
+    return by_acc
+
+
+def evaluate_training(workload: Any, arch: Any, pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...],
+                      deadline_s: float | None, max_counts_per_acc: int = MAX_COUNTS_PER_ACCELERATOR,
+                      fixed: dict[str, int] | None = None) -> tuple[Evaluated, dict[str, str]]:
+    """Best layout of each (accelerator, count, precision); pruned by the ideal-time lower bound.
+    ``fixed`` pins layout degrees (``estimate --tp/--pp/--ep``).
+
+    Returns the evaluated rows and, per accelerator id, why it was pruned (with its numbers)."""
+    tr = workload.training
+    shape = from_model_arch(arch)
+    seq = int(tr.seq_len) if shape.is_transformer else 0
+    total = float(tr.total_samples)
+    rank = int(tr.lora_rank or 16)
+    pruned: dict[str, str] = {}
+    impossible: dict[str, str] = {}
+    out = []
+    for acc_id, items in _group_by_accelerator(pairs).items():
+        taken = 0
+        precs = [q for q in precisions if items[0][0].peak(q) > 0] or ["bf16"]
+        for acc, n in items:
+            if taken >= max_counts_per_acc:
+                break
+            gbs = int(tr.global_batch or default_global_batch(seq, n))
+            ran: list[tuple[float, str]] = []
+            for p in precs:
+                lb = ideal_train_s(shape, acc, n, p, seq, total)
+                if deadline_s and lb > deadline_s:
+                    pruned[acc_id] = f"{n} chips need at least {lb / SECONDS_PER_DAY:,.1f} days at 100 % of peak"
+                    continue
+                try:
+                    run = train_run(shape, acc, n, seq_len=seq, global_batch=gbs, method=tr.method, precision=p,
+                                    lora_rank=rank, total_samples=total, top=1, fixed=fixed or {})
+                except InfrafitError as exc:  # a layout the model cannot build is one fewer candidate
+                    pruned[acc_id] = str(exc).split(". To fix")[0]
+                    continue
+                lay = run.layout
+                used = peak_fraction(acc, run.mfu_fraction, run.precision)
+                if used > 1.0:  # more FLOP/s than the chips have: a model error, never ranked
+                    impossible[acc_id] = (f"model error: {n} chips, {run.precision}: model FLOP/s = "
+                                          f"{used:.0%} of the {run.precision} dense peak (excluded, not ranked)")
+                    continue
+                ttt, save_s, saves = checkpointed_time_s(shape, tr.method, n, float(run.time_to_train_s or np.nan),
+                                                         float(tr.checkpoint_every_minutes), rank)
+                out.append(({"accelerator": acc.id, "count": n, "precision": run.precision, "stack": "default",
+                             "tp": lay.tp, "pp": lay.pp, "dp": lay.dp, "ep": lay.ep, "cp": lay.cp,
+                             "global_batch": gbs, "notes": list(run.notes)},
+                            lay.fits, ttt, lay.memory_bytes,
+                            acc.memory_bytes * USABLE_MEMORY_FRACTION,
+                            {**lay.shares, "mfu_fraction": run.mfu_fraction, "peak_fraction": used,
+                             "checkpoint_save_s": save_s, "checkpoints": saves}))
+                if lay.fits and run.time_to_train_s:
+                    ran.append((ttt, p))
+            if not ran:
+                continue
+            taken += 1
+            # Larger counts of the same chip keep the precision that won at the smallest count (the
+            # step's compute/memory balance per chip changes little with data parallelism).
+            precs = [min(ran)[1]]
+            if deadline_s and min(ran)[0] <= deadline_s / 2:
+                break  # comfortably inside the deadline: more chips only cost more
+    pruned.update({MODEL_ERROR_PREFIX + k: v for k, v in impossible.items()})
+    if not out:
+        return Evaluated.empty(), pruned
+    cfg, fits, ttt_l, mem, capb, terms = zip(*out, strict=True)
+    ttt_a = np.asarray(ttt_l, float)
+    slo = {"time_to_train_s": (ttt_a, float(deadline_s))} if deadline_s else {}
+    ev = Evaluated(list(cfg), np.asarray(fits), np.full(len(cfg), np.nan), ttt_a, ttt_a, np.asarray(mem, float),
+                   np.asarray(capb, float), slo, list(terms))
+    return ev, pruned
