@@ -195,11 +195,3 @@ def fmt_usd(value: float) -> str:
     if abs(value) < 100:
         return f"${value:,.2f}"
     return f"${value:,.0f}"
-
-
-def fmt_count(value: float) -> str:
-    """``7.0e10`` -> ``'70.0B'``."""
-    for unit, factor in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if abs(value) >= factor:
-            return f"{value / factor:.1f}{unit}"
-    return f"{value:.0f}"

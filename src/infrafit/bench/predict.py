@@ -12,7 +12,7 @@ the catalog overlay folder (``--catalog-dir`` / ``INFRAFIT_CATALOG``).
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,7 @@ import numpy as np
 
 from infrafit.bench.hardware import HostInfo, cpu_peak_flops_per_s
 from infrafit.catalog import overlay_dir as active_overlay
-from infrafit.perf.calibrated import CALIBRATION_COLUMNS, CALIBRATION_FILE, OPS_PER_LAYER
-from infrafit.perf.core import roofline_time_s
+from infrafit.perf import CALIBRATION_COLUMNS, CALIBRATION_FILE, OPS_PER_LAYER, roofline_time_s
 
 #: The overlay file and operator counts are shared with the performance models (perf.calibrated),
 #: so what calibrate fits is what estimate and plan read.
@@ -120,7 +119,3 @@ def predict_step(device: Device, precision: str, counts: dict[str, float], kind:
             "memory_bytes_per_s": device.memory_bytes_per_s, "eff_compute": e.eff_compute,
             "eff_memory": e.eff_memory, "op_overhead_s": e.op_overhead_s, "efficiency_source": e.source,
             "accelerator_id": device.accelerator_id}
-
-
-def with_efficiency(device: Device, precision: str, eff: Efficiency) -> Device:
-    return replace(device, efficiency={**device.efficiency, precision: eff})

@@ -10,46 +10,115 @@ import typer
 
 def _estimate(
     spec: Annotated[Path, typer.Argument(help="Workload spec (YAML).")],
-    accelerator: Annotated[str, typer.Option("--accelerator", help="Accelerator id or alias.")],
-    count: Annotated[int, typer.Option("--count", help="Number of accelerators.")],
+    accelerator: Annotated[str | None, typer.Option("--accelerator", help="Accelerator id or alias.")] = None,
+    count: Annotated[int | None, typer.Option("--count", help="Number of accelerators (one replica).")] = None,
     precision: Annotated[str | None, typer.Option("--precision", help="fp16|bf16|fp8|fp4|int8|int4")] = None,
     stack: Annotated[str | None, typer.Option("--stack", help="tensorrt-llm|vllm|sglang|...")] = None,
     tp: Annotated[int | None, typer.Option("--tp", help="Tensor-parallel degree (default: the best layout).")] = None,
     pp: Annotated[int, typer.Option("--pp", help="Pipeline-parallel degree.")] = 1,
     ep: Annotated[int, typer.Option("--ep", help="Expert-parallel degree.")] = 1,
+    dp: Annotated[int | None, typer.Option("--dp", help="Training: data-parallel degree (default: the best "
+                                                      "layout).")] = None,
+    cp: Annotated[int, typer.Option("--cp", help="Training: context-parallel degree.")] = 1,
+    offer: Annotated[str | None, typer.Option("--offer", help="Offer id: its accelerator, count and host "
+                                                               "(`infrafit catalog offers`).")] = None,
+    concurrency: Annotated[float | None, typer.Option("--concurrency", help="LLM serving: requests in flight "
+                                                                            "per replica.")] = None,
+    batch: Annotated[float | None, typer.Option("--batch", help="Non-LLM serving: batch size.")] = None,
+    requests_per_s: Annotated[float | None, typer.Option("--requests-per-s", help="Serving: the rate one replica "
+                                                                                  "is offered.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
 ) -> None:
-    """Estimate one configuration: throughput, latency, memory, bottleneck and breakdown."""
+    """Estimate one configuration: throughput, latency, memory, bottleneck and breakdown.
+
+    With no operating point the estimate takes the SLO-limited one (the largest load within the
+    SLOs); a plan option's --concurrency/--batch reproduce its figures exactly."""
+    from infrafit.catalog import load_catalog
     from infrafit.commands.output import note, print_json
-    from infrafit.errors import InputError
-    from infrafit.perf.estimate_one import estimate
-    from infrafit.perf.types import Config
-    from infrafit.units import PRECISIONS
+    from infrafit.perf import Config, best_tp, choose_precision, estimate
     from infrafit.workload.spec import load_spec
 
-    if min(count, tp or 1, pp, ep) < 1:
-        raise InputError("--count, --tp, --pp and --ep must be at least 1", fix="give positive integers")
-    if precision is not None and precision not in PRECISIONS:
-        raise InputError(f"--precision {precision!r} is unknown", fix=f"use one of {', '.join(PRECISIONS)}")
-    from infrafit.catalog import load_catalog
-    from infrafit.perf.estimate_one import best_tp, choose_precision
-
+    _check_numbers(count, tp, pp, ep * cp * (dp or 1), precision, concurrency, batch, requests_per_s)
     workload = load_spec(spec)
     catalog = load_catalog()
-    acc = catalog.accelerator(accelerator)
-    stack = resolve_stack(catalog, stack, acc, workload.task) if stack is not None else None
+    acc, count, host = _target(catalog, accelerator, count, offer)
+    own_runtime = workload.model_arch().kind == "tabular" and stack == workload.framework  # served by its library
+    stack = resolve_stack(catalog, stack, acc, workload.task) if stack is not None and not own_runtime else stack
     check_ep(ep, count, workload.model_arch())
     prec = precision or choose_precision(workload, acc)
-    config = Config(acc.id, count, prec, stack, tp or 1, pp, None, ep)
+    config = Config(acc.id, count, prec, stack, tp or 1, pp, dp, ep, cp)
     if tp is None:
-        config = Config(acc.id, count, prec, stack, best_tp(workload, config, catalog), pp, None, ep)
-    est = estimate(workload, config, catalog)
+        config = Config(acc.id, count, prec, stack, best_tp(workload, config, catalog), pp, dp, ep, cp)
+    point = _point(workload, concurrency, batch, requests_per_s)
+    est = estimate(workload, config, catalog, point=point, host=host)
     if as_json:
         print_json(est.to_json())
         return
     _print_estimate(est.to_json())
     for n in est.notes:
         note(f"note: {n}")
+
+
+def _check_numbers(count, tp, pp, ep, precision, concurrency, batch, requests_per_s) -> None:
+    from infrafit.errors import InputError
+    from infrafit.units import PRECISIONS
+
+    if min(count or 1, tp or 1, pp, ep) < 1:
+        raise InputError("--count, --tp, --pp and --ep must be at least 1", fix="give positive integers")
+    if precision is not None and precision not in PRECISIONS:
+        raise InputError(f"--precision {precision!r} is unknown", fix=f"use one of {', '.join(PRECISIONS)}")
+    given = {k: v for k, v in (("--concurrency", concurrency), ("--batch", batch),
+                               ("--requests-per-s", requests_per_s)) if v is not None}
+    if len(given) > 1:
+        raise InputError(f"{' and '.join(given)} name two operating points", fix="give one of them")
+    for name, v in given.items():
+        if not v > 0 or v != v or v == float("inf"):
+            raise InputError(f"{name} {v}: must be a positive number", fix=f"give {name} a value above 0")
+
+
+def _target(catalog, accelerator: str | None, count: int | None, offer: str | None):
+    """(accelerator, count, host spec) from --accelerator/--count, or from --offer."""
+    from infrafit.errors import InputError, suggest
+
+    if offer is None:
+        if accelerator is None or count is None:
+            raise InputError("--accelerator and --count are needed (or --offer)",
+                             fix="name the hardware: --accelerator ID --count N, or --offer OFFER_ID")
+        return catalog.accelerator(accelerator), count, None
+    rows = catalog.offers[catalog.offers["id"] == offer]
+    if rows.empty:
+        raise InputError(f"--offer {offer!r} is not in the catalog{suggest(offer, catalog.offers['id'])}",
+                         fix="pick an id from `infrafit catalog offers`")
+    row = rows.iloc[0].to_dict()
+    acc = catalog.accelerator(str(row["accelerator_id"]))
+    if accelerator is not None and catalog.accelerator(accelerator).id != acc.id:
+        raise InputError(f"--accelerator {accelerator} contradicts --offer {offer} ({acc.id})",
+                         fix="leave --accelerator out with --offer")
+    per_instance = int(row["accelerator_count"])
+    n = count or per_instance
+    if n % per_instance:
+        raise InputError(f"--count {n} is not a whole number of {offer} instances ({per_instance} each)",
+                         fix=f"give a multiple of {per_instance}")
+    from infrafit.search.option import host_spec
+
+    return acc, n, host_spec(catalog, {**row, "instances_per_replica": n // per_instance})
+
+
+def _point(workload, concurrency, batch, requests_per_s):
+    from infrafit.errors import InputError
+    from infrafit.perf import OperatingPoint
+
+    if concurrency is None and batch is None and requests_per_s is None:
+        return None
+    if workload.inference is None or workload.is_training:
+        raise InputError("--concurrency/--batch/--requests-per-s apply to serving workloads",
+                         fix="leave them out for training and fine-tuning")
+    llm = workload.model_arch().kind == "decoder"
+    if concurrency is not None and not llm:
+        raise InputError("--concurrency is for LLM serving (continuous batching)", fix="use --batch for this model")
+    if batch is not None and llm:
+        raise InputError("--batch is for non-LLM serving", fix="use --concurrency (requests in flight) for LLMs")
+    return OperatingPoint(concurrency=concurrency, batch=batch, requests_per_s=requests_per_s)
 
 
 def resolve_stack(catalog, name: str, acc, task: str) -> str:
@@ -110,6 +179,9 @@ def _print_estimate(data: dict) -> None:
     t.add_column("quantity")
     t.add_column("value", justify="right")
     t.add_row("fits", str(data["fits"]))
+    point = data.get("operating_point") or {}
+    if point:
+        t.add_row("operating point", f"{point['at']}, {point['requests_per_s']:,.4g} requests/s per replica")
     t.add_row("bottleneck", str(data["bottleneck"]))
     for k, v in data["throughput"].items():
         t.add_row(k, f"{v:,.3g}" if v is not None else "-")
@@ -134,7 +206,7 @@ def _validate(
 ) -> None:
     """Predict each published measurement in DATA and report the error."""
     from infrafit.commands.output import print_json
-    from infrafit.perf.validate.run import validate_csv
+    from infrafit.perf import validate_csv
 
     result = validate_csv(data, model_configs)
     if as_json:

@@ -40,12 +40,6 @@ def tiered_cost(quantity_gb: np.ndarray, tier_upto_gb: np.ndarray, usd_per_gb: n
     return (np.where(price > 0, in_tier, 0.0) * price).sum(axis=-1)
 
 
-def flat_tiers(usd_per_gb: np.ndarray | float, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """One unlimited tier per candidate at ``usd_per_gb`` (what an offer without tiers gets)."""
-    price = np.broadcast_to(np.asarray(usd_per_gb, dtype=float), (n,)).reshape(n, 1)
-    return np.full((n, 1), np.inf), price.copy()
-
-
 @dataclass(frozen=True)
 class StorageNeeds:
     """Bytes kept each month (M,) by tier, and bytes moved between sites per month (M,)."""

@@ -53,8 +53,3 @@ def add_sample(conn: sqlite3.Connection, run_id: int, sample: Sample, bottleneck
 def finish_run(conn: sqlite3.Connection, run_id: int, summary: dict[str, Any]) -> None:
     with transaction(conn):
         conn.execute("UPDATE monitor_runs SET summary_json = ? WHERE run_id = ?", (json.dumps(summary), run_id))
-
-
-def count_samples(conn: sqlite3.Connection, run_id: int) -> int:
-    row = conn.execute("SELECT COUNT(*) FROM monitor_samples WHERE run_id = ?", (run_id,)).fetchone()
-    return int(row[0])

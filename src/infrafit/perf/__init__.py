@@ -31,8 +31,12 @@ _EXPORTS = {
     "MAX_RATE": "infrafit.perf.operating",
     "MODEL_ERROR_PREFIX": "infrafit.perf.training.capacity", "peak_fraction": "infrafit.perf.training.capacity",
     "validate_csv": "infrafit.perf.validate.run",
+    "CALIBRATION_COLUMNS": "infrafit.perf.calibrated", "CALIBRATION_FILE": "infrafit.perf.calibrated",
+    "OPS_PER_LAYER": "infrafit.perf.calibrated", "roofline_time_s": "infrafit.perf.core",
 }
 __all__ = [
+    "CALIBRATION_COLUMNS",
+    "CALIBRATION_FILE",
     "Config",
     "Estimate",
     "Evaluated",
@@ -40,6 +44,7 @@ __all__ = [
     "HostSpec",
     "MAX_RATE",
     "MODEL_ERROR_PREFIX",
+    "OPS_PER_LAYER",
     "OperatingPoint",
     "SkipRow",
     "ValidateContext",
@@ -49,12 +54,15 @@ __all__ = [
     "estimate",
     "evaluate",
     "peak_fraction",
+    "roofline_time_s",
     "serving_kind",
     "size_server",
     "validate_csv",
 ]
 
 if TYPE_CHECKING:
+    from infrafit.perf.calibrated import CALIBRATION_COLUMNS, CALIBRATION_FILE, OPS_PER_LAYER
+    from infrafit.perf.core import roofline_time_s
     from infrafit.perf.estimate_one import best_tp, choose_precision, estimate
     from infrafit.perf.evaluate_many import evaluate, serving_kind
     from infrafit.perf.host.server import HostDemand, HostSpec, size_server

@@ -6,7 +6,7 @@ its egress tiers; free on the same site). A pair on two sites is a ``hybrid`` op
 ``hybrid`` in ``deployment.allowed``; otherwise both parts must share provider and region. The
 budget applies to the pair.
 
-Pairs rank by the planner's objective (``search.planner.order_by``) on (pair TCO, pair metric), where
+Pairs rank by the planner's objective (``search.pareto.order_by``) on (pair TCO, pair metric), where
 the pair metric is the part the objective is about: ``time`` the training part's time to train,
 ``latency`` the serving part's p99 at its planned operating point, ``balanced`` and ``cost`` (its tie
 break) the serving part's p99, as the pair serves as its serving part does. Each part contributes its
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from infrafit.search.pareto import diverse_top
+from infrafit.search.option import option_json
+from infrafit.search.pareto import diverse_top, order_by
 from infrafit.units import fmt_usd
 
 PAIR_POOL = 60
@@ -34,7 +35,6 @@ _LEAD = {"cost": "cheapest pair", "latency": "lowest serving p99 pair", "time": 
 
 def _pool(part, objective: str, n: int) -> np.ndarray:
     """The part's ``n`` cheapest finite candidates, plus its ``n`` best by its pool objective."""
-    from infrafit.search.planner import order_by
 
     ok = np.flatnonzero(np.isfinite(part.cost.tco_usd))
     chosen = ok[np.argsort(part.cost.tco_usd[ok], kind="stable")][:n]
@@ -53,9 +53,7 @@ def _pair_metric(parts, objective: str, ti: np.ndarray, si: np.ndarray) -> np.nd
 
 def combined(parts, objective: str, top: int, ctx: dict, failures: dict) -> tuple[list[dict], dict]:
     from infrafit.cost.hybrid import artifact_transfer_bytes, same_site, transfer_usd
-    from infrafit.search.assemble import option_json
     from infrafit.search.explain import fmt_value
-    from infrafit.search.planner import order_by
 
     train, serve = parts["train"], parts["serve"]
     if train.cost is None or serve.cost is None:

@@ -74,3 +74,14 @@ def diverse_top(order: Sequence[int], keys: Sequence[tuple[str, ...]], n: int) -
             chosen.append(i)
             taken.add(i)
     return sorted(chosen, key=position.__getitem__)
+
+
+def order_by(objective: str, tco: np.ndarray, metric: np.ndarray) -> np.ndarray:
+    """Candidate indices best first for the objective (lower is better on both axes)."""
+    m = np.where(np.isfinite(metric), metric, np.inf)
+    if objective == "cost":
+        return np.lexsort((m, tco))
+    if objective in ("latency", "time"):
+        return np.lexsort((tco, m))
+    score = np.log(tco / np.nanmin(tco)) + np.log(m / np.nanmin(m[np.isfinite(m)] if np.isfinite(m).any() else 1.0))
+    return np.lexsort((tco, score))

@@ -139,17 +139,6 @@ def budget_mask(workload, part: Part, fam_of_rows, failures: dict[str, list[str]
     return ok
 
 
-def order_by(objective: str, tco: np.ndarray, metric: np.ndarray) -> np.ndarray:
-    """Candidate indices best first for the objective (lower is better on both axes)."""
-    m = np.where(np.isfinite(metric), metric, np.inf)
-    if objective == "cost":
-        return np.lexsort((m, tco))
-    if objective in ("latency", "time"):
-        return np.lexsort((tco, m))
-    score = np.log(tco / np.nanmin(tco)) + np.log(m / np.nanmin(m[np.isfinite(m)] if np.isfinite(m).any() else 1.0))
-    return np.lexsort((tco, score))
-
-
 def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None) -> dict:
     """The whole plan as the ``plan --json`` dict (raises ``NoFeasibleOption`` from ``assemble``)."""
     if objective not in OBJECTIVES:

@@ -74,10 +74,6 @@ def list_models() -> list[ModelArch]:
     return list(_library()[0].values())
 
 
-def model_ids() -> list[str]:
-    return list(_library()[0])
-
-
 def _lookup(name: str) -> tuple[str | None, str | None]:
     """(library id, precision from a suffix) or (None, None)."""
     models, index = _library()

@@ -24,13 +24,7 @@ from infrafit.perf.types import SkipRow, ValidateContext
 Predictor = Callable[[dict[str, str], ValidateContext], float]
 REQUIRED_COLUMNS = ("row_id", "accelerator_id", "accelerator_count", "task", "workload", "metric_kind",
                     "metric_value")
-_REGISTRY: list[tuple[str, frozenset[str], Predictor]] = []
 LAZY = {"training": "infrafit.perf.validate.training", "inference": "infrafit.perf.validate.nonllm"}
-
-
-def register_predictor(task: str, kinds: set[str], fn: Predictor) -> None:
-    """Route rows of ``task`` whose workload kind is in ``kinds`` (``"*"`` for any) to ``fn``."""
-    _REGISTRY.append((task, frozenset(kinds), fn))
 
 
 def workload_kind(row: dict[str, str], ctx: ValidateContext) -> str:
@@ -58,9 +52,6 @@ def _lazy(task: str) -> Predictor | None:
 
 
 def _predictor(task: str, kind: str) -> Predictor | None:
-    for t, kinds, fn in _REGISTRY:
-        if t == task and (kind in kinds or "*" in kinds):
-            return fn
     return _lazy(task) if task in LAZY else None
 
 
