@@ -9,6 +9,7 @@ Everything is numpy over (months, candidates); thousands of candidates price in 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from infrafit.units import GB, PER_MILLION, PER_THOUSAND
 ONE_TIME_KEYS = ("migration_usd", "setup_usd")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CostResult:
     """Costs of N candidates over M months. ``monthly[key]`` is (M, N); ``beyond[key]`` (N,) is what
     is owed after the horizon (rest of a reserved term or contract); ``breakdown[key]`` (N,) sums
@@ -35,35 +36,35 @@ class CostResult:
     beyond: dict[str, np.ndarray]
     demand: Demand
 
-    @property
+    @cached_property
     def breakdown(self) -> dict[str, np.ndarray]:
         return {k: self.monthly[k].sum(axis=0) + self.beyond[k] for k in BREAKDOWN_KEYS}
 
-    @property
+    @cached_property
     def monthly_total(self) -> np.ndarray:
         """(M, N) everything paid in each month, one-time items included."""
         return sum(self.monthly[k] for k in BREAKDOWN_KEYS)
 
-    @property
+    @cached_property
     def recurring_monthly(self) -> np.ndarray:
         """(M, N) each month without one-time items (setup fees, migration)."""
         return sum(self.monthly[k] for k in BREAKDOWN_KEYS if k not in ONE_TIME_KEYS)
 
-    @property
+    @cached_property
     def tco_usd(self) -> np.ndarray:
         return self.monthly_total.sum(axis=0) + sum(self.beyond[k] for k in BREAKDOWN_KEYS)
 
-    @property
+    @cached_property
     def monthly_usd(self) -> np.ndarray:
         """First month's recurring cost (what the first invoice looks like)."""
         return self.recurring_monthly[0]
 
-    @property
+    @cached_property
     def peak_monthly_usd(self) -> np.ndarray:
         """Largest recurring month over the horizon (the one to hold against a monthly budget)."""
         return self.recurring_monthly.max(axis=0)
 
-    @property
+    @cached_property
     def feasible(self) -> np.ndarray:
         return np.isfinite(self.tco_usd)
 

@@ -122,3 +122,48 @@ def families_without_offers(catalog, offered_families: set[str]) -> list[dict[st
     """Families in the accelerator table with no price in the catalog at all."""
     fams = sorted({a.family for a in catalog.accelerators.values()} - offered_families)
     return [{"what": f, "reason": "no price for it in the catalog (add an offer with --catalog-dir)"} for f in fams]
+
+
+#: What makes two offers the same thing to buy: the same instance from the same seller, in the same
+#: mode and place, for the same term. Among those, a higher price on every price column is never better.
+DOMINANCE_KEY = ("provider", "host_id", "mode", "region", "country", "accelerator_id", "accelerator_count",
+                 "contract_months")
+PRICE_COLUMNS = ("usd_per_hour", "usd_per_month", "purchase_usd")
+
+
+def prune_dominated(offers: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``offers`` without those dominated on every axis the plan ranks by: another offer of the same
+    ``DOMINANCE_KEY`` with no higher price on any column (a missing price counts as absent for both).
+    Equal prices keep the most recently retrieved, then the first in the catalog. Returns the kept
+    rows (in catalog order) and how many were pruned. Runs before any performance model, so a catalog
+    with many copies of one SKU plans in the time of one."""
+    if offers.empty:
+        return offers, 0
+    cols = [c for c in DOMINANCE_KEY if c in offers]
+    key = offers.groupby(cols, dropna=False, sort=False).ngroup().to_numpy()
+    prices = np.column_stack([pd.to_numeric(offers[c], errors="coerce").to_numpy(float) if c in offers
+                              else np.full(len(offers), np.nan) for c in PRICE_COLUMNS])
+    prices = np.where(np.isnan(prices), np.inf, prices)
+    fresh = pd.to_datetime(offers["retrieved_on"], errors="coerce").to_numpy()
+    order = np.lexsort((np.arange(len(offers)), -fresh.astype("int64"), *prices.T[::-1], key))
+    keep = np.zeros(len(offers), bool)
+    start = 0
+    sorted_key = key[order]
+    while start < len(order):
+        end = start
+        while end < len(order) and sorted_key[end] == sorted_key[start]:
+            end += 1
+        _keep_front(order[start:end], prices, keep)
+        start = end
+    kept = offers[keep]
+    return kept.reset_index(drop=True), int(len(offers) - keep.sum())
+
+
+def _keep_front(idx: np.ndarray, prices: np.ndarray, keep: np.ndarray) -> None:
+    """Mark the undominated rows of one group (``idx`` sorted best first): a row is dropped when an
+    earlier kept row is no more expensive on every price column."""
+    front: list[int] = []
+    for i in idx:
+        if not any(np.all(prices[j] <= prices[i]) for j in front):
+            front.append(int(i))
+    keep[front] = True

@@ -133,10 +133,19 @@ def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, 
     p = CostParams()
     months = int(workload.horizon_months)
     site_region, site_country = on_prem_site(workload)
-    arrays = offers_from_catalog(catalog, rows, instances_per_replica=rows["instances_per_replica"].to_numpy(),
+    # Price each distinct (offer, instances per replica) once, then expand to every configuration on it:
+    # the catalog lookups behind an offer's cost factors do not depend on the configuration.
+    key = pd.MultiIndex.from_arrays([rows["id"].to_numpy(), rows["instances_per_replica"].to_numpy(),
+                                     np.asarray(migration_weeks, float)])
+    codes, uniques = pd.factorize(key)
+    first = np.full(len(uniques), -1)
+    first[codes[::-1]] = np.arange(len(codes))[::-1]
+    distinct = rows.iloc[first].reset_index(drop=True)
+    arrays = offers_from_catalog(catalog, distinct,
+                                 instances_per_replica=distinct["instances_per_replica"].to_numpy(),
                                  managed=bool(workload.deployment.managed_preferred), params=p,
-                                 migration_engineer_weeks=migration_weeks, site_region=site_region,
-                                 site_country=site_country)
+                                 migration_engineer_weeks=np.asarray(migration_weeks, float)[first],
+                                 site_region=site_region, site_country=site_country).take(codes)
     dataset = 0.0
     if task == "train":
         tr = workload.training

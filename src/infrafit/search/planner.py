@@ -19,7 +19,7 @@ from infrafit.errors import InputError
 from infrafit.perf import MODEL_ERROR_PREFIX
 from infrafit.search import assemble
 from infrafit.search.compat import family_compat
-from infrafit.search.offers import families_without_offers, filter_offers, residency_mask
+from infrafit.search.offers import families_without_offers, filter_offers, prune_dominated, residency_mask
 from infrafit.search.operating import targets_for
 from infrafit.search.parts import (
     INFERENCE_INSTANCE_MULTIPLES,
@@ -158,6 +158,7 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
         if not c.allowed:
             excluded.append({"what": fam, "reason": c.reason(workload.framework, tuple(workload.custom_ops))})
     kept = filt.kept[filt.kept["family"].map(lambda f: compat[f].allowed)].reset_index(drop=True)
+    kept, pruned_offers = prune_dominated(kept)
     parts: dict[str, Part] = {}
     failures: dict[str, list[str]] = {}
     if workload.is_training:
@@ -175,5 +176,7 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
             fams = part.offers["family"].to_numpy(dtype=object)
             masks[name] = budget_mask(workload, part, fams, failures) if len(parts) == 1 else \
                 np.isfinite(part.cost.tco_usd)
-    return assemble.build(workload, catalog, arch, parts, masks, compat, excluded, failures, objective, top,
-                          today=today)
+    out = assemble.build(workload, catalog, arch, parts, masks, compat, excluded, failures, objective, top,
+                         today=today)
+    out["pruned_offers"] = pruned_offers
+    return out
