@@ -147,14 +147,16 @@ def prune_dominated(offers: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     fresh = pd.to_datetime(offers["retrieved_on"], errors="coerce").to_numpy()
     order = np.lexsort((np.arange(len(offers)), -fresh.astype("int64"), *prices.T[::-1], key))
     keep = np.zeros(len(offers), bool)
-    start = 0
-    sorted_key = key[order]
-    while start < len(order):
-        end = start
-        while end < len(order) and sorted_key[end] == sorted_key[start]:
-            end += 1
-        _keep_front(order[start:end], prices, keep)
-        start = end
+    sorted_key, sorted_prices = key[order], prices[order]
+    starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+    ends = np.r_[starts[1:], len(order)]
+    # Common case, vectorised: the group's first (best-sorted) offer is no dearer on any column than
+    # the group's cheapest per column, so it dominates the whole group.
+    lowest = np.minimum.reduceat(sorted_prices, starts, axis=0)
+    whole = np.all(sorted_prices[starts] <= lowest, axis=1)
+    keep[order[starts[whole]]] = True
+    for s, e in zip(starts[~whole], ends[~whole], strict=True):
+        _keep_front(order[s:e], prices, keep)
     kept = offers[keep]
     return kept.reset_index(drop=True), int(len(offers) - keep.sum())
 
