@@ -9,7 +9,7 @@ Everything is numpy over (months, candidates); thousands of candidates price in 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, reduce
 
 import numpy as np
 
@@ -22,6 +22,12 @@ from infrafit.errors import InputError
 from infrafit.units import GB, PER_MILLION, PER_THOUSAND
 
 ONE_TIME_KEYS = ("migration_usd", "setup_usd")
+
+
+def _add_in_order(arrays: list[np.ndarray]) -> np.ndarray:
+    """Element-wise sum, left to right (the same rounding as ``sum``; numpy's pairwise sum differs in
+    the last bits, which would reorder near-ties)."""
+    return np.asarray(reduce(np.add, arrays))
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,12 +49,12 @@ class CostResult:
     @cached_property
     def monthly_total(self) -> np.ndarray:
         """(M, N) everything paid in each month, one-time items included."""
-        return sum(self.monthly[k] for k in BREAKDOWN_KEYS)
+        return _add_in_order([self.monthly[k] for k in BREAKDOWN_KEYS])
 
     @cached_property
     def recurring_monthly(self) -> np.ndarray:
         """(M, N) each month without one-time items (setup fees, migration)."""
-        return sum(self.monthly[k] for k in BREAKDOWN_KEYS if k not in ONE_TIME_KEYS)
+        return _add_in_order([self.monthly[k] for k in BREAKDOWN_KEYS if k not in ONE_TIME_KEYS])
 
     @cached_property
     def tco_usd(self) -> np.ndarray:

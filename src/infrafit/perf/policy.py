@@ -10,6 +10,7 @@ with 16-bit math, a CNN compiled by TensorRT runs fp8).
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -31,17 +32,16 @@ class PrecisionRule:
 
 @lru_cache(maxsize=1)
 def _rules() -> tuple[PrecisionRule, ...]:
-    ref = resources.files("infrafit.catalog").joinpath("data", POLICY_FILE)
+    text = resources.files("infrafit.catalog").joinpath("data", POLICY_FILE).read_text(encoding="utf-8")
     out = []
-    with ref.open(encoding="utf-8", newline="") as fh:
-        for line, row in enumerate(csv.DictReader(fh), start=2):
-            chain = tuple(p.strip() for p in row["fallback_chain"].split(";") if p.strip())
-            if row["kind"] not in KINDS or not chain or chain[0] != row["precision"]:
-                raise CatalogError(f"{POLICY_FILE}:{line}: kind must be one of {', '.join(KINDS)} and fallback_chain "
-                                f"must start with the precision itself (got {row['kind']!r}, {row['fallback_chain']!r})",
-                                fix="correct the row in catalog/data/precision_policy.csv")
-            out.append(PrecisionRule(row["kind"], row["precision"], chain, row["plan_auto"] == "yes",
-                                     row["estimate_auto"] == "yes"))
+    for line, row in enumerate(csv.DictReader(io.StringIO(text, newline="")), start=2):
+        chain = tuple(p.strip() for p in row["fallback_chain"].split(";") if p.strip())
+        if row["kind"] not in KINDS or not chain or chain[0] != row["precision"]:
+            raise CatalogError(f"{POLICY_FILE}:{line}: kind must be one of {', '.join(KINDS)} and fallback_chain "
+                               f"must start with the precision itself (got {row['kind']!r}, {row['fallback_chain']!r})",
+                               fix="correct the row in catalog/data/precision_policy.csv")
+        out.append(PrecisionRule(row["kind"], row["precision"], chain, row["plan_auto"] == "yes",
+                                 row["estimate_auto"] == "yes"))
     return tuple(out)
 
 

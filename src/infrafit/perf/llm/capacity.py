@@ -147,8 +147,8 @@ def evaluate_llm(arch: Any, pairs: Sequence[tuple[Any, int]], precisions: tuple[
     isl, osl, isl99, osl99 = lengths(traffic)
     grid_c = _grid_with(point.concurrency if point is not None else None)
     grid = _grid_setup(setup)
-    sv = serve(shape, grid, grid_c[None, :], isl, osl)
-    cmax = max_concurrency(shape, setup, isl + osl)
+    sv = serve(shape, grid, grid_c[None, :], np.asarray(isl), np.asarray(osl))
+    cmax = max_concurrency(shape, setup, np.asarray(isl + osl))
     fits = cmax >= 1
     ttft99 = ttft_p99_at_long_prompt(shape, grid, sv.ttft_p99_s, isl, isl99)
     tpot99 = sv.tpot_p99_s

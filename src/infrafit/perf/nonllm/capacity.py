@@ -48,8 +48,8 @@ def _points(arch: Any, accs: list[Any], counts: np.ndarray, p: str, slo: float |
     out = [(i, op.MAX_RATE, float(batch[i])) for i in range(len(accs))]
     if slo and targets:
         grid, g_rate, _ = nonllm_rate_grid(arch, accs, counts, p, slo, work_shape)
-        ri, j, names = op.point_indices(g_rate, targets)
-        out += [(int(i), nm, float(grid[jj])) for i, jj, nm in zip(ri, j, names, strict=True) if nm != op.MAX_RATE]
+        ri, jj, names = op.point_indices(g_rate, targets)
+        out += [(int(i), nm, float(grid[k])) for i, k, nm in zip(ri, jj, names, strict=True) if nm != op.MAX_RATE]
     return out
 
 
