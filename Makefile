@@ -19,12 +19,12 @@ $(STAMP): $(BIN)/python pyproject.toml
 demo: $(STAMP)
 	@bash scripts/demo.sh
 
-test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+test: lint
 	$(BIN)/python -m pytest -q -n 2 tests
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/mypy src
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

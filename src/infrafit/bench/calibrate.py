@@ -164,7 +164,8 @@ def write_overlay(out_dir: Path, fits: list[dict[str, Any]], rows: list[dict[str
     """Write (merge into) ``accelerators.csv`` and ``perf_profiles_bench.csv`` in ``out_dir``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = ", ".join(sorted({r["run_id"] for r in rows}))
-    eff_rows, acc_rows = [], {}
+    eff_rows: list[dict[str, Any]] = []
+    acc_rows: dict[str, dict[str, Any]] = {}
     for fit in fits:
         eff_rows.append({"accelerator_id": fit["accelerator_id"], "precision": fit["precision"],
                          "eff_compute_fraction": f"{fit['eff_compute']:.4g}",
@@ -172,7 +173,7 @@ def write_overlay(out_dir: Path, fits: list[dict[str, Any]], rows: list[dict[str
                          "op_overhead_s": f"{fit['op_overhead_s']:.4g}", "fitted_rows_count": fit["rows"],
                          "source": f"infrafit calibrate over bench runs {runs}",
                          "retrieved_on": date.today().isoformat()})
-        host = next((r["host"] for r in rows if (r.get("prediction") or {}).get("accelerator_id")
+        host: dict[str, Any] = next((r["host"] for r in rows if (r.get("prediction") or {}).get("accelerator_id")
                      == fit["accelerator_id"]), {})
         if fit["accelerator_id"].startswith("local-cpu"):
             peaks = acc_rows.get(fit["accelerator_id"], {}).get("_peaks", {})

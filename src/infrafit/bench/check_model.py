@@ -59,7 +59,7 @@ def compare_outputs(ref: Any, out: Any) -> dict[str, float]:
     denom = float(np.linalg.norm(rf) * np.linalg.norm(of))
     return {
         "max_abs_error": float(np.max(np.abs(rf - of))),
-        "rel_l2_error": float(np.linalg.norm(rf - of) / max(np.linalg.norm(rf), 1e-30)),
+        "rel_l2_error": float(np.linalg.norm(rf - of) / max(float(np.linalg.norm(rf)), 1e-30)),
         "cosine_similarity": float(rf @ of / denom) if denom > 0 else float("nan"),
         "top1_agreement": float(np.mean(r.argmax(axis=-1) == o.argmax(axis=-1))),
     }
@@ -141,7 +141,8 @@ def op_status(runtime: str, aten_op: str, table: dict[tuple[str, str], dict[str,
             return {"status": "unsupported", "why": f"ONNX {', '.join(missing)} not supported", "onnx_ops": onnx_ops}
         if unknown:
             return {"status": "unknown", "why": f"no support data for ONNX {', '.join(unknown)}", "onnx_ops": onnx_ops}
-        return {"status": "supported", "onnx_ops": onnx_ops, "source": next(iter(rows.values()))["source"]}
+        first = next(r for r in rows.values() if r is not None)
+        return {"status": "supported", "onnx_ops": onnx_ops, "source": first["source"]}
     row = table.get((runtime, aten_op))
     if row is None:
         return {"status": "unknown", "why": f"no support data for {aten_op} on {runtime}"}

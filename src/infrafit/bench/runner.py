@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from infrafit.bench import shapes as sh
@@ -108,7 +109,7 @@ def run_inference(model: Any, shape: sh.BenchShape, cfg: ModelBenchConfig, devic
     for batch, seq in inference_points(shape, cfg):
         x = make_inputs(shape, batch, seq, cfg.device)
         with torch.inference_mode():
-            timing = time_repeated(lambda x=x: model(x), sync=sync, warmup=2, min_reps=cfg.min_reps,
+            timing = time_repeated(partial(model, x), sync=sync, warmup=2, min_reps=cfg.min_reps,
                                    max_reps=cfg.max_reps, budget_s=cfg.budget_s, rel_ci=cfg.rel_ci)
         counts = sh.forward_counts(shape, batch, seq, cfg.precision)
         pred = predict_step(device, cfg.precision, counts, shape.kind, shape.num_layers) if device else None
@@ -170,7 +171,7 @@ def run_training(model: Any, shape: sh.BenchShape, cfg: ModelBenchConfig, device
             x = make_inputs(shape, batch, seq, cfg.device)
             ctx, read_peak = _peak_memory(cfg, baseline_rss_bytes)
             with ctx:
-                timing = time_repeated(lambda x=x: _train_step(model, optimizer, x, shape.kind), sync=sync,
+                timing = time_repeated(partial(_train_step, model, optimizer, x, shape.kind), sync=sync,
                                        warmup=1, min_reps=max(3, cfg.min_reps // 2), max_reps=cfg.max_reps,
                                        budget_s=cfg.budget_s, rel_ci=cfg.rel_ci * 2)
             counts = sh.training_counts(shape, batch, seq, cfg.precision)

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -22,7 +22,7 @@ def normalize_name(name: str) -> str:
     return _SEPARATORS.sub("-", str(name).strip().lower()).strip("-")
 
 
-def _opt(value: object) -> float:
+def _opt(value: Any) -> float:
     return float(value) if value is not None and not pd.isna(value) else math.nan
 
 
@@ -104,7 +104,7 @@ class Accelerator:
         return out
 
     @classmethod
-    def from_row(cls, row: Mapping[str, object]) -> Accelerator:
+    def from_row(cls, row: Mapping[str, Any]) -> Accelerator:
         """Build from one validated accelerators.csv row (a dict of column -> value)."""
         peaks = {p: float(row[c]) for p, c in PEAK_COLUMNS.items() if not pd.isna(row[c]) and float(row[c]) > 0}
         cores = row.get("core_count")

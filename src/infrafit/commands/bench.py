@@ -292,7 +292,7 @@ def check_model_cmd(
     with stderr.status(f"{shape.model_id} x{shape.num_layers} layers: {len(precs)} precision(s), graph export"):
         consistency = precision_consistency(net, x, precs)
         layers = graph_ops(net, x)
-    result = {"model": shape.model_id, "shape": shape.to_json(), "precision": consistency}
+    result: dict[str, Any] = {"model": shape.model_id, "shape": shape.to_json(), "precision": consistency}
     result["ops_by_layer"] = layers
     result["coverage"] = coverage(layers, runtimes)
     if as_json:

@@ -19,6 +19,8 @@ NaN otherwise (one mode is cheaper at every utilisation).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from infrafit.cost.modes import beyond_horizon_months
@@ -76,7 +78,7 @@ def breakeven_table(labels: list[str], offers: OfferArrays, *, horizon_months: i
     a, b = linear_cost(offers, horizon_months=horizon_months, engineer_usd_per_hour=engineer_usd_per_hour,
                        params=params)
     u = breakeven_utilisation(a, b)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i in range(len(labels)):
         for j in range(i + 1, len(labels)):
             if np.isnan(u[i, j]):

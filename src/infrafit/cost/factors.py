@@ -50,11 +50,12 @@ def egress_tiers(factors: dict, provider: str) -> tuple[list[float], list[float]
     table = _table(factors, "egress")
     rows = table[table["provider"].map(_norm) == _norm(provider)] if not table.empty else table
     if rows.empty:
-        price, source = GENERIC_EGRESS_USD_PER_GB
-        return [np.inf], [price], f"no egress tiers for provider {provider!r}: generic ${price}/GB ({source})"
+        generic, source = GENERIC_EGRESS_USD_PER_GB
+        return [np.inf], [generic], f"no egress tiers for provider {provider!r}: generic ${generic}/GB ({source})"
     rows = rows.sort_values("tier_start_bytes")
     free_gb = float(np.nansum(rows["free_bytes_per_month"].to_numpy(dtype=float))) / GB
-    upto, price = [], []
+    upto: list[float] = []
+    price: list[float] = []
     if free_gb > 0:
         upto.append(free_gb)
         price.append(0.0)

@@ -97,7 +97,7 @@ class OfferArrays:
         text = {k: None if v is None else np.broadcast_to(np.asarray(v, dtype=object), (n,)).copy()
                 for k, v in (("provider", provider), ("region", region), ("notes", notes))}
         return cls(mode=modes, egress_tier_upto_gb=upto, egress_usd_per_gb=price,
-                   storage_usd_per_gb_month=storage, **cols, **text)
+                   storage_usd_per_gb_month=storage, **cols, **text)  # type: ignore[arg-type]
 
     def __len__(self) -> int:
         return len(self.mode)

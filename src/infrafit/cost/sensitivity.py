@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -76,7 +77,8 @@ def sensitivity(evaluate: Callable[[Scenario], CostResult], labels: list[str], *
     """Winner and TCO of every candidate at the base case and with each driver at 1 -/+ delta."""
     base = evaluate(Scenario()).tco_usd
     winner, margin = _winner(base)
-    out = {"base": {"winner": labels[winner], "margin": margin, "tco_usd": base.tolist()}, "drivers": {}}
+    out: dict[str, Any] = {"base": {"winner": labels[winner], "margin": margin, "tco_usd": base.tolist()},
+                           "drivers": {}}
     winners = {winner}
     for driver in DRIVERS:
         out["drivers"][driver] = {}

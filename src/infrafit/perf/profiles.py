@@ -88,8 +88,9 @@ def _parse(path: Path) -> tuple[ProfileRow, ...]:
                 raise CatalogError(
                     f"{path}:{line} value: not a number ({rec['value']!r})", fix="write a plain number"
                 ) from None
+            keys = {k: rec[k].strip() or "*" for k in KEYS}
             row = ProfileRow(
-                *(rec[k].strip() or "*" for k in KEYS), value=value,
+                keys["generation"], keys["stack"], keys["precision"], keys["phase"], keys["op_class"], value=value,
                 rows_fitted=int(float(rec["rows_fitted"] or 0)), source=rec["source"],
                 retrieved_on=rec["retrieved_on"],
             )

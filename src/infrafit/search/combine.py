@@ -89,7 +89,7 @@ def combined(parts, objective: str, top: int, ctx: dict, failures: dict) -> tupl
     s_fam = serve.offers["family"].to_numpy(dtype=object)[si]
     s_mode = serve.offers["mode"].to_numpy(dtype=object)[si]
     n_s = si.size
-    keys = [(str(t_fam[f // n_s]), str(s_fam[f % n_s]), str(s_mode[f % n_s]), bool(st))
+    keys = [(str(t_fam[f // n_s]), str(s_fam[f % n_s]), str(s_mode[f % n_s]), str(bool(st)))
             for f, st in enumerate(site.ravel())]
     chosen = diverse_top([int(f) for f in order], keys, top)
     metric_label = "time to train" if PAIR_METRIC_PART[objective] == "train" else "serving p99"

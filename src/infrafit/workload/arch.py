@@ -165,8 +165,8 @@ class ModelArch(BaseModel):
         if self.is_mla:
             qk = self._qk_dim()
             q = d * self.q_lora_rank + self.q_lora_rank * h * qk if self.q_lora_rank else d * h * qk
-            kv_a = d * (self.kv_lora_rank + (self.qk_rope_head_dim or 0))
-            kv_b = self.kv_lora_rank * h * ((self.qk_nope_head_dim or 0) + self._v_dim())
+            kv_a = d * ((self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0))
+            kv_b = (self.kv_lora_rank or 0) * h * ((self.qk_nope_head_dim or 0) + self._v_dim())
             o = h * self._v_dim() * d
             p = q + kv_a + kv_b + o
         else:
@@ -175,8 +175,9 @@ class ModelArch(BaseModel):
             p = q + 2 * d * self._kv_heads * hd + h * hd * d
         if self.index_topk:  # lightning indexer: q from the q latent, one shared key, head weights
             q_in = self.q_lora_rank or d
-            p += q_in * self.index_n_heads * self.index_head_dim + d * self.index_head_dim
-            p += d * self.index_n_heads
+            heads, dim = self.index_n_heads or 0, self.index_head_dim or 0
+            p += q_in * heads * dim + d * dim
+            p += d * heads
         return float(p)
 
     def _linear_attn_layer_params(self) -> float:
@@ -314,12 +315,13 @@ class ModelArch(BaseModel):
             return {"dense": np.zeros_like(c), "attention": np.zeros_like(c)}
         dense = np.full_like(c, 2.0 * self.matmul_params_per_token_active())
         per_tok = self._attn_flops_per_context_token()
-        attended = np.minimum(c, self.index_topk) if self.index_topk else c
+        topk = self.index_topk
+        attended = np.minimum(c, topk) if topk else c
         att = self.full_attention_layers * per_tok * attended
         if self.sliding_window_layers:
-            att = att + self.sliding_window_layers * per_tok * np.minimum(attended, self.sliding_window)
+            att = att + self.sliding_window_layers * per_tok * np.minimum(attended, self.sliding_window or 0)
         if self.index_topk:  # indexer scores every cached token: 2 x index_heads x index_head_dim
-            att = att + self.softmax_layers * 2.0 * self.index_n_heads * self.index_head_dim * c
+            att = att + self.softmax_layers * 2.0 * (self.index_n_heads or 0) * (self.index_head_dim or 0) * c
         if self.linear_attention_layers:
             state = (self.linear_num_value_heads or 0) * (self.linear_key_head_dim or 0)
             state *= self.linear_value_head_dim or 0
@@ -414,11 +416,11 @@ class ModelArch(BaseModel):
     # ------------------------------------------------------------------ KV cache
     def _kv_elems_per_token_layer(self) -> float:
         if self.is_mla:
-            e = float(self.kv_lora_rank + (self.qk_rope_head_dim or 0))
+            e = float((self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0))
         else:
             e = 2.0 * self._kv_heads * self._hd
         if self.index_topk:
-            e += float(self.index_head_dim)
+            e += float(self.index_head_dim or 0)
         return e
 
     def kv_bytes_per_token(self, precision: str) -> float:
@@ -452,6 +454,6 @@ class ModelArch(BaseModel):
             per_layer = self._kv_elems_per_token_layer() * bytes_per_element(precision)
             out = self.full_attention_layers * per_layer * c
             if self.sliding_window_layers:
-                out = out + self.sliding_window_layers * per_layer * np.minimum(c, self.sliding_window)
+                out = out + self.sliding_window_layers * per_layer * np.minimum(c, self.sliding_window or 0)
             out = out + self.state_bytes(precision)
         return float(out) if np.ndim(out) == 0 else out

@@ -68,7 +68,7 @@ def precision_from_quant(cfg: Mapping[str, Any] | None) -> str | None:
                 return "fp8" if typ == "float" else "int8"
     if method in ("awq", "gptq", "bitsandbytes"):
         bits = q.get("bits") or (4 if q.get("load_in_4bit") else 8 if q.get("load_in_8bit") else None)
-        return {4: "int4", 8: "int8"}.get(bits)
+        return {4: "int4", 8: "int8"}.get(int(bits)) if bits else None
     return None
 
 
@@ -147,7 +147,8 @@ def from_hf_config(
     if isinstance(quant_config, str | Path):
         quant_config = _read_json(Path(quant_config))
     top_type = _detect_type(cfg)
-    c: dict = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
+    text_config = cfg.get("text_config")
+    c: dict = text_config if isinstance(text_config, dict) else cfg
     mt = _detect_type(c) or top_type
     precision = precision_from_quant(quant_config) or precision_from_quant(
         c.get("quantization_config") or cfg.get("quantization_config")

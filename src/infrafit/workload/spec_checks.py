@@ -194,7 +194,7 @@ def _kind_problems(w: Workload, arch: Any) -> list[Triple]:
         out += _slo_kind(inf, kind)
         out += _llm_tokens(inf, arch) if kind == "decoder" else []
         if kind == "encoder" and inf.traffic.input_tokens is not None:
-            out += _context(("inference", "traffic", "input_tokens"), inf.traffic.input_tokens.p99, arch,
+            out += _context(("inference", "traffic", "input_tokens"), float(inf.traffic.input_tokens.p99 or 0.0), arch,
                             what="input_tokens.p99")
     if w.training is not None and kind == "decoder":
         out += _context(("training", "seq_len"), w.training.seq_len, arch)

@@ -71,7 +71,7 @@ def field_homes(root: type[BaseModel]) -> dict[str, list[str]]:
 def from_validation_error(exc: ValidationError, root: type[BaseModel]) -> list[Triple]:
     out: list[Triple] = []
     for err in exc.errors(include_url=False):
-        out.append(_one(err, tuple(err["loc"]), root))
+        out.append(_one(dict(err), tuple(err["loc"]), root))
     return out
 
 

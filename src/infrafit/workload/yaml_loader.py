@@ -208,9 +208,9 @@ def _compose(text: str, source: str) -> yaml.Node | None:
     try:
         loader = yaml.SafeLoader(text)
     except yaml.reader.ReaderError as exc:
-        line = text[: exc.position].count("\n") + 1
+        at: int | None = text[: exc.position].count("\n") + 1
         raise _fail(source, f"control character #x{exc.character:04x} at character {exc.position}",
-                    "remove it; a spec is plain text", line) from None
+                    "remove it; a spec is plain text", at) from None
     try:
         node = loader.get_single_node()
     except yaml.composer.ComposerError as exc:

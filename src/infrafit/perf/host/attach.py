@@ -101,6 +101,6 @@ def with_server(workload: Any, est: Estimate, arch: Any, catalog: Any, host: Hos
         return est
     acc = catalog.accelerator(est.config.accelerator)
     server = size_server(demand, est, acc, demand.accelerators, host=host)
-    bottleneck = est.bottleneck if server.bottleneck == "accelerator" else server.bottleneck
+    bottleneck = est.bottleneck if server.bottleneck in (None, "accelerator") else str(server.bottleneck)
     breakdown = {**est.breakdown, "server_reasons": list(server.reasons)}
     return replace(est, server=server, bottleneck=bottleneck, breakdown=breakdown)

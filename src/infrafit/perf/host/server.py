@@ -120,7 +120,7 @@ def _tier_bytes_per_s(location: str, host: HostSpec, prof: dict[str, float], wri
     if location == "memory":
         return float("inf")
     if location == "local_nvme":
-        return float(host.nvme_write_bytes_per_s if write else host.nvme_read_bytes_per_s)
+        return float((host.nvme_write_bytes_per_s if write else host.nvme_read_bytes_per_s) or 0.0)
     nic = float(host.network_bytes_per_s or 0.0)
     if location == "network_fs":
         return min(nic, _p(prof, "network_fs:bytes_per_s_per_node", nic))

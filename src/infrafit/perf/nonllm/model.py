@@ -121,7 +121,7 @@ def step_time_s(batch, work: SampleWork, dev: Devices, eff, profile: NonLLMProfi
     else:
         t_c = b * work.flops / (peak * np.asarray(eff)[:, None])
     t_m = (work.passes * work.weight_bytes + b * work.io_bytes) / bw
-    overhead = profile.overhead_s(work.op_class)
+    overhead: Any = profile.overhead_s(work.op_class)
     if work.operators_per_pass > 0:  # calibrated: seconds per operator x operators per invocation
         per_op = dev.calibrated("op_overhead_s", np.nan)
         overhead = np.where(np.isfinite(per_op), per_op * work.operators_per_pass, overhead)

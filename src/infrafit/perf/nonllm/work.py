@@ -110,7 +110,7 @@ def sample_work(model: Any, precision: str, *, seq_len: float | None = None, ste
                          fix=f"use one of {', '.join(OP_CLASS_BY_KIND)} (decoders go through perf.llm)")
     bpe = bytes_per_element(precision)
     weights = _params(model) * bpe
-    builder = {"encoder": _encoder, "vit": _image, "cnn": _image, "diffusion": _diffusion,
+    builder: Any = {"encoder": _encoder, "vit": _image, "cnn": _image, "diffusion": _diffusion,
                "speech": _speech, "tabular": _tabular}[kind]
     work = builder(model, bpe, weights, seq_len=seq_len, steps=steps, guidance_passes=guidance_passes,
                    output_tokens=output_tokens)

@@ -35,6 +35,7 @@ accelerators: a CPU's matrix unit sits behind a cache hierarchy and DDR, not HBM
 from __future__ import annotations
 
 import csv
+import io
 import statistics
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -150,8 +151,7 @@ def load_profile() -> TrainingProfile:
     ref = resources.files("infrafit.catalog").joinpath("data", PROFILE_FILE)
     if not ref.is_file():
         return TrainingProfile({})
-    with ref.open("r", encoding="utf-8", newline="") as fh:
-        return _parse(list(csv.DictReader(fh)), PROFILE_FILE)
+    return _parse(list(csv.DictReader(io.StringIO(ref.read_text(encoding="utf-8"), newline=""))), PROFILE_FILE)
 
 
 @dataclass(frozen=True)
@@ -175,8 +175,7 @@ def load_lineage() -> dict[str, Lineage]:
     ref = resources.files("infrafit.catalog").joinpath("data", LINEAGE_FILE)
     if not ref.is_file():
         return {}
-    with ref.open("r", encoding="utf-8", newline="") as fh:
-        return _read_lineage(list(csv.DictReader(fh)))
+    return _read_lineage(list(csv.DictReader(io.StringIO(ref.read_text(encoding="utf-8"), newline=""))))
 
 
 def _is_cpu(entry: Lineage) -> bool:

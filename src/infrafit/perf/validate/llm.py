@@ -282,7 +282,7 @@ class Expanded:
     case_index: np.ndarray
     concurrency: np.ndarray
     groups: dict[int, np.ndarray]  # id(shape) -> entry indices
-    shapes: dict[int, object]
+    shapes: dict[int, LLMShape]
 
 
 def expand(cases: list[Case], profiles: Profiles | None = None) -> Expanded:

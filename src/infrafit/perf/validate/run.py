@@ -124,7 +124,7 @@ def _group(results: list[dict[str, Any]], rows_by_id: dict[str, dict[str, str]],
 
 def summarize(rows: list[dict[str, str]], preds: dict[str, float], skipped: list[dict[str, str]]) -> dict[str, Any]:
     """The DESIGN.md ``validate --json`` shape."""
-    results = []
+    results: list[dict[str, Any]] = []
     for row in rows:
         meas = _measured(row)
         if row["row_id"] not in preds:
