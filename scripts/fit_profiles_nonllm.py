@@ -102,7 +102,8 @@ def fit(rows, inputs, start: NonLLMProfile, iterations: int = 4) -> NonLLMProfil
         base = {c: float(np.exp(coef[i])) if present[i] else prof.eff_base.get(c, 0.3) for i, c in enumerate(CLASSES)}
         dev = {"gpu": 0.0} | {k: float(coef[4 + i]) if present[4 + i] else prof.device_log.get(k, 0.0)
                               for i, k in enumerate(KINDS)}
-        prof = replace(prof, eff_base=base, device_log=dev, power_slope=float(coef[7]), power_ref_w_per_tflops=float(ref))
+        prof = replace(prof, eff_base=base, device_log=dev, power_slope=float(coef[7]),
+                       power_ref_w_per_tflops=float(ref))
         prof = _fit_overheads(rows, inputs, prof, meas)
     return prof
 

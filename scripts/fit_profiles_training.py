@@ -96,7 +96,8 @@ class Problem:
         # energy per FLOP is identifiable only where a generation has SKUs of different TDP per peak
         ratio = np.where(self.raw.power_unit_s > 0, self.raw.power_unit_s / self.raw.compute_unit_s, 0.0)
         self.e_gens = sorted(g for g in self.gens
-                             if len({round(float(np.log(v)), 3) for v in ratio[self.g_idx == self.gens.index(g)] if v > 0}) > 1)
+                             if len({round(float(np.log(v)),
+                                           3) for v in ratio[self.g_idx == self.gens.index(g)] if v > 0}) > 1)
         self.e_idx = np.array([self.e_gens.index(p.generation) if p.generation in self.e_gens else -1 for p in plans])
 
     def x0(self) -> np.ndarray:
@@ -230,7 +231,8 @@ def write_csv(profile: TrainingProfile, n_rows: int, path: Path) -> None:
     src = ("fitted by scripts/fit_profiles_training.py to the training rows of benchmarks/data/calibration.csv "
            "(MLPerf Training v3.1-v4.1 results, NeMo/MaxText/Neuron/Gaudi tables, Llama 3, PaLM, Megatron papers); "
            "chip peaks, bandwidths and tdp_w from catalog/data/accelerators.csv")
-    units = {"compute_efficiency_max": "fraction", "compute_efficiency_generation": "fraction", "compute_efficiency_class": "ratio",
+    units = {"compute_efficiency_max": "fraction", "compute_efficiency_generation": "fraction",
+             "compute_efficiency_class": "ratio",
              "gemm_half_width": "elements", "activation_traffic_factor": "ratio",
              "tp_comm_exposed_fraction": "fraction", "dp_overlap_fraction": "fraction", "step_overhead_s": "s",
              "run_overhead_s": "s", "energy_per_flop_j": "J"}

@@ -40,7 +40,8 @@ def test_sigkill_mid_run_keeps_committed_rows_and_a_later_run_appends(tmp_path, 
     # a long sweep (many points, 1 s each) so the kill lands mid-run, right after the first model point
     proc = subprocess.Popen([sys.executable, "-m", "infrafit", "bench", "run", str(model), "--quick", "--db", str(db),
                              "--batch-sizes", "1,2,4,8", "--seq-lens", "8,16,32,64,128", "--budget-s", "1"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ,
+                                                                                       "PYTHONUNBUFFERED": "1"})
     try:
         deadline = time.monotonic() + 120
         while _count(db) < 2 and proc.poll() is None and time.monotonic() < deadline:

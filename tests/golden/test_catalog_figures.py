@@ -10,7 +10,8 @@ from infrafit.units import GB, TB, TFLOPS
 # (alias, precision, dense peak TFLOP/s, memory GB, bandwidth TB/s, citation)
 GOLDEN = [
     ("h100", "bf16", 989.0, 80.0, 3.35, "NVIDIA H100 SXM datasheet: 1979 TFLOPS bf16 with sparsity, 3.35 TB/s"),
-    ("mi300x", "bf16", 1307.4, 192.0, 5.3, "AMD Instinct MI300X data sheet: 1307.4 TFLOPS bf16 dense, 192 GB, 5.3 TB/s"),
+    ("mi300x", "bf16", 1307.4, 192.0, 5.3,
+     "AMD Instinct MI300X data sheet: 1307.4 TFLOPS bf16 dense, 192 GB, 5.3 TB/s"),
     ("v5e", "bf16", 197.0, 16.0, 0.819, "Google Cloud TPU v5e docs: 197 TFLOPS bf16, 16 GB HBM2, 819 GB/s"),
     ("h200", "bf16", 989.0, 141.0, 4.8, "NVIDIA H200 datasheet: 141 GB, 4.8 TB/s"),
     ("b200", "fp8", 4500.0, 180.0, 8.0, "NVIDIA DGX B200: 72 PFLOPS fp8 sparse / 8 GPUs / 2"),

@@ -106,7 +106,8 @@ def test_xeon_amx_training_rows_are_predicted():
 
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "calibration.csv"
     with open(path, newline="", encoding="utf-8") as fh:
-        rows = [r for r in csv.DictReader(fh) if r["task"] == "training" and r["accelerator_family"] == "Intel Xeon CPU"]
+        rows = [r for r in csv.DictReader(fh)
+                if r["task"] == "training" and r["accelerator_family"] == "Intel Xeon CPU"]
     assert len(rows) >= 3
     apes = [abs(predict(r, Ctx()) / float(r["metric_value"]) - 1.0) for r in rows]
     assert median(apes) <= 0.15

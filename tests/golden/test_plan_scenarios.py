@@ -62,7 +62,8 @@ def test_steady_serving_favours_fixed_capacity_over_on_demand():
     text = (EXAMPLES / "chatbot-asia.yaml").read_text()
     for old, repl in (('"$90,000"', '"$9,000,000"'), ("peak_requests_per_s: 8", "peak_requests_per_s: 40"),
                       ("requests_per_s: 3\n", "requests_per_s: 40\n"),
-                      ("daily_profile: diurnal", "daily_profile: flat"), ("traffic_per_month: 0.08", "traffic_per_month: 0")):
+                      ("daily_profile: diurnal", "daily_profile: flat"), ("traffic_per_month: 0.08",
+                                                                          "traffic_per_month: 0")):
         assert old in text
         text = text.replace(old, repl)
     p = plan(parse_spec(text), load_catalog(), top=3)

@@ -102,7 +102,8 @@ def test_builtin_tables_never_claim_support_without_a_row():
     cov = coverage(layers, ("neuron", "gaudi", "onnxruntime-cpu", "onnxruntime-rocm"))
     neuron_bad = {b["op"]: b["status"] for bad in cov["neuron"]["problems_by_layer"].values() for b in bad}
     # torch-neuronx's list has no silu / SDPA / rsqrt: no row, so unknown (never "supported")
-    assert {neuron_bad.get(op) for op in ("aten.silu", "aten.scaled_dot_product_attention", "aten.rsqrt")} == {"unknown"}
+    assert {neuron_bad.get(op) for op in ("aten.silu", "aten.scaled_dot_product_attention",
+                                          "aten.rsqrt")} == {"unknown"}
     assert "aten.embedding" not in neuron_bad and cov["neuron"]["supported"] > 0
     assert cov["gaudi"]["supported"] == 0  # the decoder has no conv2d / batch_norm, the only sourced Gaudi rows
     assert cov["onnxruntime-cpu"]["supported"] > 0 and cov["onnxruntime-rocm"]["supported"] > 0

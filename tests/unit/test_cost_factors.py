@@ -86,7 +86,8 @@ def test_aws_egress_tiers_applied(catalog):
     got = tiered_cost(np.array([[60_000.0]]), o.egress_tier_upto_gb, o.egress_usd_per_gb)
     assert got[0, 0] == pytest.approx(expected)
     demand = inference_demand(month_profile(1.0, None, "flat"), np.ones(1), growth_factors(0.0, 1),
-                              headroom_fraction=0.0, realtime=False, output_tokens_per_request=60_000 * GB / (3600 * 730) / 8.0)
+                              headroom_fraction=0.0, realtime=False,
+                              output_tokens_per_request=60_000 * GB / (3600 * 730) / 8.0)
     cost = price_options(demand, o, horizon_months=1, engineer_usd_per_hour=0.0)
     assert cost.breakdown["egress_usd"][0] == pytest.approx(expected, rel=1e-9)
 

@@ -73,7 +73,8 @@ def test_framework_support_from_the_migration_rule(cat, framework, ops, family, 
 
 def test_framework_none_excludes_the_family_with_a_reason(cat):
     text = (BASE.format(extra="").replace("model: llama3.1-8b", "model: xgboost-gbt\nframework: sklearn")
-            .replace("precision: [bf16, fp8]\n", "").replace("{ttft_p99_s: 2.0, tpot_p99_s: 0.1}", "{latency_p99_s: 0.05}")
+            .replace("precision: [bf16, fp8]\n", "").replace("{ttft_p99_s: 2.0, tpot_p99_s: 0.1}",
+                                                             "{latency_p99_s: 0.05}")
             .replace(", input_tokens: 1000, output_tokens: 200", ""))
     p = plan(parse_spec(text), cat)
     assert "not supported" in _reason(p, "NVIDIA Hopper")

@@ -145,7 +145,8 @@ ACCELERATOR_OVERLAY_COLUMNS = (
 def accelerator_row(host: dict[str, Any], fit: dict[str, Any], peaks: dict[str, float], run_ids: str) -> dict[str, Any]:
     """The local CPU as a catalog ``accelerators.csv`` row (schema of infrafit.catalog.tables.ACCELERATORS)."""
     return {
-        "id": fit["accelerator_id"], "name": host.get("cpu_model", "local CPU"), "vendor": VENDORS.get(host.get("cpu_vendor", ""), host.get("cpu_vendor") or "unknown"),
+        "id": fit["accelerator_id"], "name": host.get("cpu_model", "local CPU"),
+        "vendor": VENDORS.get(host.get("cpu_vendor", ""), host.get("cpu_vendor") or "unknown"),
         "family": "local-cpu", "generation": f"cpu-family-{host.get('cpu_family', 0)}", "kind": "cpu",
         "form_factor": "CPU socket (as seen by this OS)", "peak_fp32_flops_per_s": peaks.get("fp32", ""),
         "peak_bf16_flops_per_s": peaks.get("bf16", ""), "memory_bytes": host.get("memory_bytes", 0),

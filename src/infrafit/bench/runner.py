@@ -83,7 +83,8 @@ def _sync(device: str) -> Callable[[], None] | None:
 
 def _params(shape: sh.BenchShape, cfg: ModelBenchConfig, batch: int, seq: int, phase: str) -> dict[str, Any]:
     return {"model": shape.model_id, "kind": shape.kind, "phase": phase, "batch_size": batch,
-            "seq_len": seq if shape.kind != "cnn" else None, "image_size": shape.image_size if shape.kind == "cnn" else None,
+            "seq_len": seq if shape.kind != "cnn" else None,
+            "image_size": shape.image_size if shape.kind == "cnn" else None,
             "precision": cfg.precision, "device": cfg.device, "num_layers": shape.num_layers,
             "full_num_layers": shape.full_num_layers, "vocab_size": shape.vocab_size or None,
             "accelerator_id": None}
@@ -175,7 +176,8 @@ def run_training(model: Any, shape: sh.BenchShape, cfg: ModelBenchConfig, device
                                        warmup=1, min_reps=max(3, cfg.min_reps // 2), max_reps=cfg.max_reps,
                                        budget_s=cfg.budget_s, rel_ci=cfg.rel_ci * 2)
             counts = sh.training_counts(shape, batch, seq, cfg.precision)
-            pred = predict_step(device, cfg.precision, counts, shape.kind, shape.num_layers, passes=3) if device else None
+            pred = predict_step(device, cfg.precision, counts, shape.kind, shape.num_layers,
+                                passes=3) if device else None
             params = {**_params(shape, cfg, batch, seq, "training"), "accelerator_id": device and device.accelerator_id}
             unit = "samples_per_s" if shape.kind == "cnn" else "tokens_per_s"
             emit(Measurement("training_throughput", params, counts["tokens"] / timing.p50_s, unit,

@@ -104,7 +104,9 @@ def embedding_params(shape: BenchShape) -> float:
 
 
 def params(shape: BenchShape) -> float:
-    return layer_params(shape) * shape.num_layers + embedding_params(shape) if shape.kind != "cnn" else cnn_params(shape)
+    if shape.kind == "cnn":
+        return cnn_params(shape)
+    return layer_params(shape) * shape.num_layers + embedding_params(shape)
 
 
 def narrow_width(shape: BenchShape, layer_budget_params: float) -> BenchShape:

@@ -71,7 +71,8 @@ def offer_rows(
     for row in _records(cat.offers):
         if not (_has(row["provider"], provider) and (mode is None or row["mode"] == mode)):
             continue
-        if region is not None and normalize_name(region) not in (normalize_name(row["region"]), normalize_name(row["city"])):
+        if region is not None and normalize_name(region) not in (normalize_name(row["region"]),
+                                                                 normalize_name(row["city"])):
             continue
         if country is not None and row["country"].upper() != country.upper():
             continue

@@ -80,7 +80,8 @@ def _check_header(header: list[str], rows: list[list[str]], schema: Schema, labe
         values = [r[pos] for r in rows if pos < len(r)]
         if _looks_numeric(values) and not check_unit_header(name):
             what = f"numeric column {name!r} has no unit in its header"
-            fix = "name the unit as the last word of the header (e.g. memory_bytes, usd_per_hour) and use a known column"
+            fix = ("name the unit as the last word of the header (e.g. memory_bytes, usd_per_hour) "
+                   "and use a known column")
         else:
             what = f"unknown column {name!r}"
             fix = f"use only the columns of {schema.name}.csv{suggest(name, schema.names)}; see docs/catalog.md"
@@ -192,7 +193,8 @@ def read_table(path: str | Path, schema: Schema, *, partial: bool = False, user:
         raise CatalogError(f"{label} does not exist", fix=f"create {schema.name}.csv or check the folder name")
     rows = list(_rows(path))
     if not rows:
-        raise CatalogError("the file is empty", fix="add a header row with the columns of the table", where=f"{label}:1")
+        raise CatalogError("the file is empty", fix="add a header row with the columns of the table",
+                           where=f"{label}:1")
     header = [h.strip() for h in rows[0][1]]
     body = [(line, cells) for line, cells in rows[1:] if any(c.strip() for c in cells)]
     _check_header(header, [c for _, c in body], schema, label, partial)

@@ -71,7 +71,8 @@ def provenance() -> tuple[Column, ...]:
     )
 
 
-def num(name: str, doc: str, *, required: bool = True, kind: ColumnKind = "float", minimum: float | None = 0.0) -> Column:
+def num(name: str, doc: str, *, required: bool = True, kind: ColumnKind = "float",
+        minimum: float | None = 0.0) -> Column:
     """A numeric column (shorthand used by the table definitions)."""
     return Column(name, kind, required=required, minimum=minimum, doc=doc)
 

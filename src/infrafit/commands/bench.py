@@ -40,7 +40,8 @@ def _names(text: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
     names = tuple(v.strip() for v in text.split(",") if v.strip())
     for name in names:
         if name not in allowed:
-            raise InputError(f"unknown {what} {name!r}{suggest(name, allowed)}", fix=f"use some of {', '.join(allowed)}")
+            raise InputError(f"unknown {what} {name!r}{suggest(name, allowed)}",
+                             fix=f"use some of {', '.join(allowed)}")
     return names
 
 
@@ -233,7 +234,8 @@ def bench_history(
 
 def calibrate_cmd(
     db: DbOpt = None,
-    out: Annotated[Path, typer.Option(help="Overlay folder to write (use it as --catalog-dir).")] = Path("infrafit-calibration"),
+    out: Annotated[Path, typer.Option(help="Overlay folder to write (use it as --catalog-dir).")] = Path(
+        "infrafit-calibration"),
     as_json: JsonOpt = False,
 ) -> None:
     """Fit this machine's efficiency from stored bench runs; write a catalog overlay; report MdAPE before/after."""

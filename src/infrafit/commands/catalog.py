@@ -123,7 +123,8 @@ def accelerators(
     cat = _catalog()
     rows = accelerator_rows(cat, vendor=vendor, family=family, kind=kind, min_memory_bytes=_min_memory(min_memory))
     accs = list(cat.accelerators.values())
-    _note_if_empty(rows, {"--vendor": (vendor, [a.vendor for a in accs]), "--family": (family, [a.family for a in accs])})
+    _note_if_empty(rows, {"--vendor": (vendor, [a.vendor for a in accs]),
+                          "--family": (family, [a.family for a in accs])})
     _emit(rows, as_json, "accelerators", [
         ("id", lambda r: r["id"]), ("family", lambda r: r["family"]), ("kind", lambda r: r["kind"]),
         ("bf16 TFLOP/s", lambda r: _fmt(r["peak_flops_per_s"].get("bf16"), TFLOPS)),
@@ -138,7 +139,8 @@ def offers(
     provider: Annotated[str | None, typer.Option("--provider", help="AWS, GCP, Lambda, dedicated, ...")] = None,
     region: Annotated[str | None, typer.Option("--region", help="Region slug or city (tokyo, us-east-1).")] = None,
     country: Annotated[str | None, typer.Option("--country", help="ISO 3166 alpha-2 (US, JP, HK).")] = None,
-    mode: Annotated[str | None, typer.Option("--mode", help="cloud_on_demand, cloud_spot, dedicated_monthly, ...")] = None,
+    mode: Annotated[str | None, typer.Option("--mode",
+                                             help="cloud_on_demand, cloud_spot, dedicated_monthly, ...")] = None,
     accelerator: Annotated[str | None, typer.Option("--accelerator", help="Id or alias (h100, v5e).")] = None,
     family: FamilyOpt = None,
     max_usd_per_hour: Annotated[float | None, typer.Option("--max-usd-per-hour", help="Per accelerator.")] = None,
@@ -151,7 +153,8 @@ def offers(
     from infrafit.errors import InputError, suggest
 
     if mode is not None and mode not in MODES:
-        raise InputError(f"--mode {mode!r} is not a deployment mode", fix=f"use one of {', '.join(MODES)}{suggest(mode, MODES)}")
+        raise InputError(f"--mode {mode!r} is not a deployment mode",
+                         fix=f"use one of {', '.join(MODES)}{suggest(mode, MODES)}")
     _non_negative("--max-usd-per-hour", max_usd_per_hour, "4.0")
     _non_negative("--stale-days", stale_days, "180")
     rows = offer_rows(_catalog(), provider=provider, region=region, country=country, mode=mode, accelerator=accelerator,
@@ -240,7 +243,8 @@ def models(as_json: JsonOpt = False) -> None:
 
 
 @catalog_app.command("show")
-def show(name: Annotated[str, typer.Argument(help="An id or alias from any catalog table.")], as_json: JsonOpt = False) -> None:
+def show(name: Annotated[str, typer.Argument(help="An id or alias from any catalog table.")],
+         as_json: JsonOpt = False) -> None:
     """Every field of one entry (accelerator, host, offer, stack or framework row)."""
     from infrafit.catalog.browse import show as lookup
     from infrafit.commands.output import print_json

@@ -1,7 +1,8 @@
 """Thin adapters: the workload spec and catalog rows -> the plain arrays the cost core takes.
 
 The core (``usage``, ``capacity_plan``, ``modes``, ``tco``) never sees a ``Workload`` or a
-``Catalog``; these functions read them once and hand numbers over. Cost factors (egress tiers, storage, electricity, PUE,
+``Catalog``; these functions read them once and hand numbers over. Cost factors (egress tiers, storage, electricity,
+PUE,
 colocation, maintenance) come from the catalog's cost tables through ``cost.factors``; where the
 catalog lacks a figure for the offer's provider or place, the stand-in is named in ``OfferArrays.notes``.
 """

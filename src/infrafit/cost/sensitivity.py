@@ -69,7 +69,8 @@ def inference_evaluator(profile: LoadProfile, capacity_rps: np.ndarray, offers: 
 def _winner(tco: np.ndarray) -> tuple[int, float]:
     finite = np.where(np.isfinite(tco), tco, np.inf)
     order = np.argsort(finite, kind="stable")
-    margin = float(finite[order[1]] / finite[order[0]] - 1) if len(order) > 1 and np.isfinite(finite[order[1]]) else np.nan
+    second_ok = len(order) > 1 and np.isfinite(finite[order[1]])
+    margin = float(finite[order[1]] / finite[order[0]] - 1) if second_ok else np.nan
     return int(order[0]), margin
 
 

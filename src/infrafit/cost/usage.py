@@ -132,9 +132,11 @@ def month_profile(
     ``active_hours_per_month`` < 730 (pattern ``periodic`` or ``occasional``) keeps the busiest
     hours of the week active, scaled to that many hours, and adds one inactive bin for the rest.
     """
-    if mean_rps < 0 or (peak_rps is not None and peak_rps < mean_rps) or not 0 <= active_hours_per_month <= HOURS_PER_MONTH:
+    peak_below_mean = peak_rps is not None and peak_rps < mean_rps
+    if mean_rps < 0 or peak_below_mean or not 0 <= active_hours_per_month <= HOURS_PER_MONTH:
         raise InputError(
-            f"traffic mean {mean_rps} req/s, peak {peak_rps} req/s, active {active_hours_per_month} h/month are inconsistent",
+            f"traffic mean {mean_rps} req/s, peak {peak_rps} req/s, active {active_hours_per_month} h/month "
+            "are inconsistent",
             fix="use mean >= 0, peak >= mean, and active hours between 0 and 730 per month",
         )
     load = shape_to_load(weekly_shape(profile), mean_rps, peak_rps)

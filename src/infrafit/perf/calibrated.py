@@ -72,7 +72,8 @@ def _read(path: str, mtime_ns: int) -> dict[tuple[str, str], Calibration]:  # no
         missing = [c for c in CALIBRATION_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:
             raise CatalogError(f"missing columns {', '.join(missing)}", where=f"{path}:1",
-                               fix=f"give the header {','.join(CALIBRATION_COLUMNS)} (what `infrafit calibrate` writes)")
+                               fix=f"give the header {','.join(CALIBRATION_COLUMNS)} "
+                                   "(what `infrafit calibrate` writes)")
         for line, row in enumerate(reader, start=2):
             if not row["source"] or not row["retrieved_on"]:
                 raise CatalogError("empty source or retrieved_on", where=f"{path}:{line}",

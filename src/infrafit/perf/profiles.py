@@ -43,7 +43,8 @@ REQUIRED_COLUMNS = tuple(c for c in PROFILE_COLUMNS if c != "unit")
 #: The unit of ``value`` for each op class (see the module docstring).
 OP_CLASS_UNITS = {
     "gemm": "fraction", "attention": "fraction", "memory": "fraction", "memory_reserve": "fraction",
-    "burst": "fraction", "expert_m_half": "tokens", "token_budget": "tokens", "moe_layer_overhead": "s", "gemm_m_half": "tokens", "step_overhead": "s",
+    "burst": "fraction", "expert_m_half": "tokens", "token_budget": "tokens", "moe_layer_overhead": "s",
+    "gemm_m_half": "tokens", "step_overhead": "s",
     "request_overhead": "s", "link_latency": "s",
 }
 KEYS = ("generation", "stack", "precision", "phase", "op_class")

@@ -52,7 +52,8 @@ def _hardware_cell(o: dict[str, Any]) -> str:
 
 
 def _deployment_cell(o: dict[str, Any]) -> str:
-    return f"{_MODE_SHORT.get(o['deployment'], o['deployment'])} · {o.get('provider') or '-'} · {o.get('region') or '-'}"
+    mode = _MODE_SHORT.get(o["deployment"], o["deployment"])
+    return f"{mode} · {o.get('provider') or '-'} · {o.get('region') or '-'}"
 
 
 def _parts_cell(o: dict[str, Any], cell) -> str:  # type: ignore[no-untyped-def]

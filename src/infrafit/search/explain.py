@@ -19,7 +19,8 @@ STALE_PRICE_DAYS = 180
 SLO_LABEL = {"ttft_p99_s": "TTFT p99", "tpot_p99_s": "TPOT p99", "e2e_p99_s": "end-to-end p99",
              "latency_p99_s": "latency p99", "time_to_train_s": "time to train"}
 _TERM_LABEL = {"weights_read_s": "weights read", "kv_read_s": "KV-cache read", "gemm_compute_s": "GEMM compute",
-               "attention_compute_s": "attention compute", "collectives_s": "collectives", "overhead_s": "step overhead"}
+               "attention_compute_s": "attention compute", "collectives_s": "collectives",
+               "overhead_s": "step overhead"}
 
 
 def fmt_value(name: str, value: float) -> str:

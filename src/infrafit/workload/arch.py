@@ -436,7 +436,8 @@ class ModelArch(BaseModel):
         b = bytes_per_element(precision)
         n = 0.0
         if self.linear_attention_layers:
-            hv, dk, dv = self.linear_num_value_heads or 0, self.linear_key_head_dim or 0, self.linear_value_head_dim or 0
+            hv, dk = self.linear_num_value_heads or 0, self.linear_key_head_dim or 0
+            dv = self.linear_value_head_dim or 0
             key_dim = (self.linear_num_key_heads or 0) * dk
             conv = (2 * key_dim + hv * dv) * (self.linear_conv_kernel_dim - 1)
             n += self.linear_attention_layers * (hv * dk * dv + conv)

@@ -41,7 +41,8 @@ class ModelRef(Section):
     def _exactly_one(self) -> ModelRef:
         given = [n for n in ("preset", "config", "architecture") if getattr(self, n) is not None]
         if len(given) != 1:
-            raise t.invalid(f"model needs exactly one of preset, config or architecture (got {', '.join(given) or 'none'})",
+            got = ", ".join(given) or "none"
+            raise t.invalid(f"model needs exactly one of preset, config or architecture (got {got})",
                             "write `model: llama3.1-70b`, `model: {config: path/to/config.json}` or "
                             "`model: {architecture: {...}}`")
         return self
@@ -111,7 +112,8 @@ class Traffic(Section):
         elif self.peak_requests_per_s < self.requests_per_s:
             raise t.invalid(
                 f"peak_requests_per_s ({self.peak_requests_per_s:g}) is below requests_per_s ({self.requests_per_s:g})",
-                "the peak is at least the average: raise peak_requests_per_s, or drop it to derive it from daily_profile",
+                "the peak is at least the average: raise peak_requests_per_s, "
+                "or drop it to derive it from daily_profile",
                 at="peak_requests_per_s",
             )
         return self
@@ -157,13 +159,15 @@ class Training(Section):
     def _amount_and_method(self) -> Training:
         given = [n for n in ("tokens", "samples", "epochs") if getattr(self, n) is not None]
         if len(given) != 1:
-            raise t.invalid(f"training needs exactly one of tokens, samples or epochs (got {', '.join(given) or 'none'})",
+            got = ", ".join(given) or "none"
+            raise t.invalid(f"training needs exactly one of tokens, samples or epochs (got {got})",
                             "keep one, e.g. `tokens: 1e12`, `samples: 1e6`, or `epochs: 3` with dataset.samples")
         if self.epochs is not None and self.dataset.samples is None:
             raise t.invalid("epochs needs dataset.samples (how many samples one epoch is)",
                             "add `dataset: {samples: 100000}` under training", at="epochs")
         if self.lora_rank is not None and self.method == "full":
-            raise t.invalid("lora_rank is set but method is full", "set method: lora or qlora, or remove lora_rank", at="lora_rank")
+            raise t.invalid("lora_rank is set but method is full", "set method: lora or qlora, or remove lora_rank",
+                            at="lora_rank")
         if self.lora_rank is None and self.method != "full":
             self._fill("lora_rank", 16)
         return self
@@ -215,7 +219,8 @@ class Usage(Section):
                             at="active_hours_per_month")
         if self.pattern == "business-hours" and hours is not None and hours > BUSINESS_HOURS_PER_MONTH * 1.5:
             raise t.invalid(f"business-hours usage with {hours:g} active hours a month is not business hours "
-                            f"(about {BUSINESS_HOURS_PER_MONTH:.0f} h)", "use pattern: continuous, or fewer hours", at="active_hours_per_month")
+                            f"(about {BUSINESS_HOURS_PER_MONTH:.0f} h)", "use pattern: continuous, or fewer hours",
+                            at="active_hours_per_month")
         if hours is None and self.pattern == "continuous":
             self._fill("active_hours_per_month", units.HOURS_PER_MONTH)
         elif hours is None and self.pattern == "business-hours":

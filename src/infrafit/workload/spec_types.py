@@ -66,7 +66,8 @@ def _number(parser: Callable[[str], float] | None, what: str) -> Callable[[Any],
             try:
                 return parser(text)
             except units.UnitParseError as exc:
-                raise invalid(str(exc), "write a number, optionally with a unit such as 80GB, 4M, 2h or $1,200") from None
+                raise invalid(str(exc),
+                              "write a number, optionally with a unit such as 80GB, 4M, 2h or $1,200") from None
         if isinstance(value, float) and not math.isfinite(value):
             raise invalid(f"expected a finite {what}", "write a finite number")
         return value
@@ -179,7 +180,8 @@ def parse_precision(value: Any) -> str | tuple[str, ...]:
         return "auto"
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list | tuple) or not items:
-        raise invalid("expected auto or a list of precisions", f"write auto or a list of: {', '.join(PRECISION_CHOICES)}")
+        raise invalid("expected auto or a list of precisions",
+                      f"write auto or a list of: {', '.join(PRECISION_CHOICES)}")
     out: list[str] = []
     for item in items:
         name = str(item).strip().lower() if isinstance(item, str) else None
@@ -199,7 +201,8 @@ def parse_daily_profile(value: Any) -> str | tuple[float, ...]:
                           f"use {', '.join(PROFILE_NAMES)}, or a list of 24 hourly factors")
         return name
     if not isinstance(value, list | tuple) or len(value) != 24:
-        raise invalid("expected a profile name or exactly 24 hourly factors", "use flat, business-hours, diurnal, or a list of 24 numbers (hour 0 first)")
+        raise invalid("expected a profile name or exactly 24 hourly factors",
+                      "use flat, business-hours, diurnal, or a list of 24 numbers (hour 0 first)")
     factors = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int | float) or not 0 <= item <= 1e6:
@@ -215,7 +218,8 @@ def parse_custom_ops(value: Any) -> Any:
     if value is False or value is None:
         return ()
     if value is True:
-        raise invalid("custom_ops: true does not say which ops", "list them, e.g. [flash-attn, my_cuda_ext], or write false")
+        raise invalid("custom_ops: true does not say which ops",
+                      "list them, e.g. [flash-attn, my_cuda_ext], or write false")
     if isinstance(value, str):
         return (value,)
     return value

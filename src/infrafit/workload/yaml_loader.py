@@ -217,7 +217,8 @@ def _compose(text: str, source: str) -> yaml.Node | None:
         mark = exc.problem_mark
         line = mark.line + 1 if mark else None
         if "expected a single document" in str(exc):
-            raise _fail(source, "several YAML documents in one file", "keep one document (remove `---`)", line) from None
+            raise _fail(source, "several YAML documents in one file", "keep one document (remove `---`)",
+                        line) from None
         raise _fail(source, f"invalid YAML: {exc.problem}", "fix the YAML syntax at that line", line) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

@@ -89,7 +89,8 @@ def ttft_p99_at_long_prompt(shape: LLMShape, grid: Setup, ttft_p99_s: np.ndarray
     (doing so, as ``serve`` at ``isl_p99`` for everyone would, counts the tail twice)."""
     if not isl99 or isl99 <= isl:
         return ttft_p99_s
-    extra = prefill_alone_s(shape, grid, np.asarray(isl99, float)) - prefill_alone_s(shape, grid, np.asarray(isl, float))
+    extra = prefill_alone_s(shape, grid, np.asarray(isl99, float)) - prefill_alone_s(shape, grid, np.asarray(isl,
+                                                                                                             float))
     return ttft_p99_s + np.maximum(extra, 0.0)
 
 

@@ -7,7 +7,8 @@ The ladder (each step a small function below):
 
 1. *Decode step* at batch B (one new token for each of B sequences): GEMMs read the dense weights
    once and the routed experts the batch touches (``E (1 - (1 - k/E)^B)`` per layer) and do
-   ``2 x active params`` FLOPs per token (routed experts as grouped GEMMs of ``B k / E`` rows each); attention reads each sequence's KV cache and does
+   ``2 x active params`` FLOPs per token (routed experts as grouped GEMMs of ``B k / E`` rows each); attention reads
+   each sequence's KV cache and does
    ``attn_flops_per_context_token x context`` FLOPs. Each op class is a roofline (time = max of
    compute and memory), plus a fixed per-step overhead of the serving stack (kernel launches,
    scheduler), plus tensor-parallel all-reduces (2 per layer; Megatron-LM, Shoeybi et al. 2019) and

@@ -2,7 +2,8 @@
 
 ``catalog/data/perf_profiles_training.csv`` holds one row per constant: ``parameter``, the keys
 ``generation`` (chip generation, ``*`` = any) and ``model_class`` (``transformer`` GEMM-heavy,
-``lora`` adapter fine-tuning of a transformer, ``cnn``, ``diffusion`` UNet; ``*`` = any), ``value`` with its ``unit``, and provenance columns.
+``lora`` adapter fine-tuning of a transformer, ``cnn``, ``diffusion`` UNet; ``*`` = any), ``value`` with its ``unit``,
+and provenance columns.
 It is written by ``scripts/fit_profiles_training.py``; nothing here names a benchmark or a row.
 
 Parameters (see docs/performance-training.md):

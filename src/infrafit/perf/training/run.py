@@ -226,7 +226,8 @@ def estimate_training(workload: Any, config: Config, catalog: Any) -> Estimate:
                   "model_flops_per_s_per_accelerator": run.model_flops_per_s_per_chip}
     if shape.is_transformer:
         throughput["training_tokens_per_s"] = run.tokens_per_s
-    breakdown = {"step_time_s": run.step_time_s, "peak_fraction": run.peak_fraction, "global_batch": gbs, "micro_batch": lay.micro_batch,
+    breakdown = {"step_time_s": run.step_time_s, "peak_fraction": run.peak_fraction, "global_batch": gbs,
+                 "micro_batch": lay.micro_batch,
                  "interleave": lay.vpp, "zero_stage": lay.zero_stage, "recompute": lay.recompute,
                  **shares, "checkpoint_save_s": ckpt_s, "checkpoints": n_ckpt,
                  "gradient_bytes_per_param": GRAD_BYTES_PER_PARAM, "method": tr.method}

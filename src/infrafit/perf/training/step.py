@@ -253,7 +253,8 @@ def raw_terms(shape: TrainShape, chip: Chip, *, seq_len: float, global_batch: fl
     tp, pp, dp, ep, cp, mbs, vpp = (np.asarray(x, dtype=float) for x in (tp, pp, dp, ep, cp, micro_batch, vpp))
     chips = tp * pp * dp * cp
     m = global_batch / (dp * mbs)  # micro-batches per pipeline per step
-    attn: float | np.ndarray = 0.0  # attention score FLOPs: flash attention runs them at bf16 whatever the GEMM precision
+    # attention score FLOPs: flash attention runs them at bf16 whatever the GEMM precision
+    attn: float | np.ndarray = 0.0
     if shape.is_transformer:
         width: np.ndarray = shape.hidden / np.sqrt(tp)
         flops = global_batch * seq_len * executed_flops_per_token(shape, seq_len, method, recompute)
@@ -261,7 +262,8 @@ def raw_terms(shape: TrainShape, chip: Chip, *, seq_len: float, global_batch: fl
         act_bytes = global_batch * seq_len * shape.layers * shape.hidden * ACT_COEFF_STORED
     else:
         width = np.full_like(np.asarray(tp, float), np.inf)
-        flops = np.asarray(global_batch, float) * 3.0 * float(shape.flops_per_sample_fwd or 0.0) * method_flop_factor(method)
+        flops = np.asarray(global_batch,
+                           float) * 3.0 * float(shape.flops_per_sample_fwd or 0.0) * method_flop_factor(method)
         act_bytes = global_batch * float(shape.activation_elements_per_sample or 0.0) * ACTIVATION_BYTES
     bf16_peak = chip.bf16_peak_flops_per_s or chip.peak_flops_per_s
     attn_peak = min(bf16_peak, chip.peak_flops_per_s)

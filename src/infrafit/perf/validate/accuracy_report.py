@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[4]
-TARGETS = "MdAPE <= 15% overall, <= 25% per family with >= 5 rows; latency set TTFT <= 25%, TPOT <= 15%; >= 90% predicted"
+TARGETS = ("MdAPE <= 15% overall, <= 25% per family with >= 5 rows; latency set TTFT <= 25%, TPOT <= 15%; "
+           ">= 90% predicted")
 
 
 def _pct(v: float | None) -> str:
@@ -56,7 +57,8 @@ def cross_validation() -> list[str]:
              f"Fitted on {fit['cases']} LLM rows (both sets) on {fit.get('fitted_on', '?')}; in-sample MdAPE "
              f"{_pct(fit['mdape'])}. Each held-out group (a model, or an accelerator, with >= 50 rows) is "
              "predicted by profiles fitted without it (which keys get their own row is also decided on the "
-             "training rows, so it is treated as an unseen model or chip):", "", "| scheme | rows | MdAPE |", "|---|---:|---:|"]
+             "training rows, so it is treated as an unseen model or chip):", "", "| scheme | rows | MdAPE |",
+             "|---|---:|---:|"]
     lines += [f"| {k} | {v['rows']} | {_pct(v['mdape'])} |" for k, v in fit.get("cv", {}).items()]
     return lines + [""]
 

@@ -30,7 +30,8 @@ examples, constraints and format instructions (~400-1000 tokens), which set the 
 per-source sample counts are not in the notes; wrapped in the chat template, the weighted mean lies
 at roughly 300-700 tokens depending on that mix, so we take 500, well under the 3136 maximum. With
 ~3736 output tokens per sample the prefill is a small share of the work: 250 or 1000 instead of 500
-moves the 8xB200 Offline prediction by only a few percent (tests/unit/test_perf_llm_mlperf.py checks that the mean stays under
+moves the 8xB200 Offline prediction by only a few percent (tests/unit/test_perf_llm_mlperf.py checks that the mean
+stays under
 the maximum and that the sensitivity stays small).
 
 Workload names with an ``-interactive`` suffix (LoadGen's ``<model>-interactive.Server`` spelling in

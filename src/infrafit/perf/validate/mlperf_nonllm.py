@@ -42,7 +42,8 @@ PRESETS: dict[str, MLPerfPreset] = {
     "mlperf-inf/bert-large": MLPerfPreset(
         "mlperf-inf/bert-large", "bert-large", 0.130,
         {"seq_len": round(384 * (1.0 - SQUAD_V11_PADDING_FRACTION_AT_384))},
-        "IR41; mlperf.conf v4.1 bert.Server.target_latency = 130 (ms); max_seq_len 384; 54% padding (OpenReview 3nzKUh9a4M)"),
+        "IR41; mlperf.conf v4.1 bert.Server.target_latency = 130 (ms); max_seq_len 384; "
+        "54% padding (OpenReview 3nzKUh9a4M)"),
     "mlperf-inf/sdxl": MLPerfPreset(
         "mlperf-inf/sdxl", "sdxl", 20.0, {"steps": 20, "guidance_passes": 2},
         "IR41/IR51; mlperf.conf v4.1 stable-diffusion-xl.Server.target_latency = 20000 (ms); 20 steps, CFG"),
