@@ -59,7 +59,9 @@ def test_table_why_and_json_agree(capsys):
     code = main(["plan", str(EXAMPLES / "chatbot-asia.yaml"), "--json", "--top", "3", "--objective", "latency"])
     plan = json.loads(capsys.readouterr().out)
     assert code == 0
-    rows = option_rows(plan)
+    from infrafit.search.types import Plan
+
+    rows = option_rows(Plan.from_dict(plan))
     for o, row in zip(plan["options"], rows, strict=True):
         perf = o["performance"]
         ttft, tpot = perf["latency"]["ttft_s"], perf["latency"]["tpot_s"]

@@ -15,7 +15,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "specs"
 
 
 def _plan(name: str, **kw) -> dict:
-    return plan(load_spec(EXAMPLES / name), load_catalog(), **kw)
+    return plan(load_spec(EXAMPLES / name), load_catalog(), **kw).to_dict()
 
 
 @pytest.fixture(scope="module")
@@ -66,14 +66,14 @@ def test_steady_serving_favours_fixed_capacity_over_on_demand():
                                                                           "traffic_per_month: 0")):
         assert old in text
         text = text.replace(old, repl)
-    p = plan(parse_spec(text), load_catalog(), top=3)
+    p = plan(parse_spec(text), load_catalog(), top=3).to_dict()
     assert p["options"]
     assert p["options"][0]["deployment"] in ("cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly",
                                              "on_prem")
 
 
 def test_impossible_spec_has_no_option_and_says_why():
-    p = plan(load_spec(FIXTURES / "impossible-plan.yaml"), load_catalog(), top=3)
+    p = plan(load_spec(FIXTURES / "impossible-plan.yaml"), load_catalog(), top=3).to_dict()
     assert p["options"] == []
     reasons = " ".join(e["reason"] for e in p["excluded"])
     assert "SLO" in reasons and "residency" in reasons
@@ -91,7 +91,7 @@ def test_tabular_xgboost_lands_on_cpus():
 
 def test_sklearn_tabular_runs_only_on_cpus_and_says_why_not_gpus():
     text = (EXAMPLES / "tabular-xgboost.yaml").read_text().replace("framework: xgboost", "framework: sklearn")
-    p = plan(parse_spec(text), load_catalog(), top=3)
+    p = plan(parse_spec(text), load_catalog(), top=3).to_dict()
     assert p["options"], p["excluded"]
     assert all(load_catalog().accelerator(o["accelerator"]).kind == "cpu" for o in p["options"])
     assert "not supported" in " ".join(e["reason"] for e in p["excluded"] if e["what"] == "NVIDIA Hopper")

@@ -5,6 +5,7 @@ import pytest
 
 from infrafit.errors import InputError
 from infrafit.report.render import render_html, render_markdown, write_report
+from infrafit.search.types import Plan
 
 
 @pytest.fixture
@@ -25,7 +26,7 @@ def plan():
         "why": ["cheapest option meeting TTFT p99 1 s"], "risks": ["single vendor"],
         "front_point": {"tco_usd": 296280.0, "metric_value": 0.6},
     }
-    return {
+    return Plan.from_dict({
         "workload": {"name": "chatbot"}, "objective": "cost", "catalog_retrieved_on": "2025-06-01 to 2026-08-22",
         "options": [option], "excluded": [{"what": "CPU", "reason": "TTFT p99 4.2 s > 1 s SLO"}],
         "front": [{"label": "a", "tco_usd": 296280.0, "metric_value": 0.6, "on_front": True},
@@ -34,7 +35,7 @@ def plan():
         "tco_by_mode": {"cloud_on_demand": [1.0, 2.0, 3.0], "on_prem": [5.0, 5.5, 6.0]},
         "breakeven": {"utilisation": [0.1, 0.5, 1.0], "monthly_usd_by_mode": {"a": [1, 5, 10], "b": [6, 6, 6]}},
         "evaluated": 1234,
-    }
+    })
 
 
 def test_html_is_self_contained(plan):
@@ -64,8 +65,9 @@ def test_monthly_column_shows_the_peak_month_when_growth_raises_it(plan):
     from infrafit.report.render import option_rows
 
     assert option_rows(plan)[0]["month 1 / peak"] == "$12,345"  # no peak given: steady
-    plan["options"][0]["cost"]["peak_monthly_usd"] = 29079.0
-    assert option_rows(plan)[0]["month 1 / peak"] == "$12,345 / $29,079"
+    grown = plan.to_dict()
+    grown["options"][0]["cost"]["peak_monthly_usd"] = 29079.0
+    assert option_rows(Plan.from_dict(grown))[0]["month 1 / peak"] == "$12,345 / $29,079"
 
 
 def test_write_report_by_suffix(plan, tmp_path):
@@ -75,4 +77,4 @@ def test_write_report_by_suffix(plan, tmp_path):
     assert (tmp_path / "r.html").read_text().startswith("<!doctype html>")
     with pytest.raises(InputError, match="To fix"):
         write_report(plan, tmp_path / "r.pdf")
-    json.dumps(plan)
+    json.dumps(plan.to_dict())

@@ -29,8 +29,8 @@ def test_latency_objective_buys_lower_latency_than_cost():
     """chatbot-asia: every SLO-limited option sits near the 1 s TTFT SLO; the latency objective must
     find clearly lower p99s by running replicas lighter (and say so), the cost objective must not."""
     cat, w = load_catalog(), load_spec(EXAMPLES / "chatbot-asia.yaml")
-    cost = plan(w, cat, objective="cost", top=3)
-    lat = plan(w, cat, objective="latency", top=3)
+    cost = plan(w, cat, objective="cost", top=3).to_dict()
+    lat = plan(w, cat, objective="latency", top=3).to_dict()
     best_cost = cost["options"][0]["performance"]["latency"]["ttft_s"]["p99"]
     best_lat = lat["options"][0]["performance"]["latency"]["ttft_s"]["p99"]
     assert best_lat < 0.8 * best_cost
@@ -45,7 +45,7 @@ def test_latency_objective_buys_lower_latency_than_cost():
 
 def test_tabular_options_are_served_by_their_framework():
     """XGBoost was labelled 'pytorch' on CPUs and 'tensorrt' on NVIDIA; its own predictor serves it."""
-    out = plan(load_spec(EXAMPLES / "tabular-xgboost.yaml"), load_catalog(), objective="latency", top=3)
+    out = plan(load_spec(EXAMPLES / "tabular-xgboost.yaml"), load_catalog(), objective="latency", top=3).to_dict()
     assert out["options"] and {o["stack"] for o in out["options"]} == {"xgboost"}
     for o in out["options"]:
         lat = o["performance"]["latency"]["e2e_s"]

@@ -33,7 +33,7 @@ def cat():
 
 
 def _plan(cat, extra: str = "", top: int = 5) -> dict:
-    return plan(parse_spec(BASE.format(extra=extra)), cat, top=top)
+    return plan(parse_spec(BASE.format(extra=extra)), cat, top=top).to_dict()
 
 
 def _reason(p: dict, family: str) -> str:
@@ -76,7 +76,7 @@ def test_framework_none_excludes_the_family_with_a_reason(cat):
             .replace("precision: [bf16, fp8]\n", "").replace("{ttft_p99_s: 2.0, tpot_p99_s: 0.1}",
                                                              "{latency_p99_s: 0.05}")
             .replace(", input_tokens: 1000, output_tokens: 200", ""))
-    p = plan(parse_spec(text), cat)
+    p = plan(parse_spec(text), cat).to_dict()
     assert "not supported" in _reason(p, "NVIDIA Hopper")
 
 
@@ -143,7 +143,7 @@ def test_a_different_chip_comes_before_the_same_chip_at_another_count():
     from infrafit.workload.spec import load_spec
 
     root = Path(__file__).resolve().parents[2]
-    p = plan(load_spec(root / "examples" / "nightly-embeddings.yaml"), load_catalog(), top=5)
+    p = plan(load_spec(root / "examples" / "nightly-embeddings.yaml"), load_catalog(), top=5).to_dict()
     chips = [o["accelerator"] for o in p["options"]]
     assert len(chips) == 5 and len(set(chips)) == 5, chips
 

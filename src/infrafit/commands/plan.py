@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from infrafit.search.types import Plan
 
 
 def register(app: typer.Typer) -> None:
@@ -24,7 +27,7 @@ def register(app: typer.Typer) -> None:
 
 
 def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: bool = False,
-             report: Path | None = None) -> dict:
+             report: Path | None = None) -> Plan:
     """The pure program: load, plan, print, write the report; exit 3 (``NoFeasibleOption``) when empty."""
     from infrafit.catalog import load_catalog
     from infrafit.errors import InputError, NoFeasibleOption
@@ -41,18 +44,18 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
     if json_out:
         from infrafit.commands.output import print_json
 
-        print_json(result)
+        print_json(result.to_dict())
     else:
         from infrafit.commands.output import stdout
         from infrafit.report.render import render_terminal
 
         render_terminal(result, stdout)
-    if report is not None and result["options"]:
+    if report is not None and result.options:
         from infrafit.report.render import write_report
 
         write_report(result, report)
-    if not result["options"]:
-        reasons = "; ".join(f"{e['what']}: {e['reason']}" for e in result["excluded"][:8])
+    if not result.options:
+        reasons = "; ".join(f"{e.what}: {e.reason}" for e in result.excluded[:8])
         raise NoFeasibleOption(f"no option meets the hard constraints of {spec.name} ({reasons})",
                                fix="relax an SLO, the deadline, the budget, placement or allowed deployments")
     return result

@@ -9,7 +9,7 @@ option's figures. Training and fine-tuning take their layout breakdown from ``pe
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,8 +21,12 @@ from infrafit.perf.host.server import HostSpec
 from infrafit.perf.llm.setup import default_stack
 from infrafit.perf.types import Config, Estimate, Evaluated, Latency, Memory, OperatingPoint, Percentiles
 
+if TYPE_CHECKING:
+    from infrafit.catalog import Accelerator, Catalog
+    from infrafit.workload.spec import Workload
 
-def estimate(workload: Any, config: Config, catalog: Any = None, *, point: OperatingPoint | None = None,
+
+def estimate(workload: Workload, config: Config, catalog: Catalog | None = None, *, point: OperatingPoint | None = None,
              host: HostSpec | None = None) -> Estimate:
     """``config`` for ``workload`` at ``point`` (default: the SLO-limited point), with the whole server
     sized on ``host`` (the offer's instance) when given."""
@@ -43,7 +47,7 @@ def estimate(workload: Any, config: Config, catalog: Any = None, *, point: Opera
     return with_server(workload, est, arch, cat, host=host)
 
 
-def choose_precision(workload: Any, acc: Any) -> str:
+def choose_precision(workload: Workload, acc: Accelerator) -> str:
     """The precision ``estimate`` uses when none is given: allowed by the spec and native on the chip.
 
     ``precision: auto`` means the model's own checkpoint precision when it has one, else the policy
@@ -72,7 +76,7 @@ def _one_stack(stack: str) -> Any:
     return lambda acc: [stack]
 
 
-def best_tp(workload: Any, config: Config, catalog: Any) -> int:
+def best_tp(workload: Workload, config: Config, catalog: Catalog) -> int:
     """For decoder-LLM inference with no stated layout: the tensor-parallel degree that serves the
     most requests/s within the SLOs at the SLO-limited point, chosen by the planner's own evaluator.
     Other workloads keep ``config.tp``."""
@@ -121,7 +125,8 @@ def _llm_bottleneck(t: dict[str, float], fits: bool) -> str:
     return max(terms, key=lambda k: terms[k])
 
 
-def estimate_llm(workload: Any, config: Config, catalog: Any, point: OperatingPoint | None = None) -> Estimate:
+def estimate_llm(workload: Workload, config: Config, catalog: Catalog,
+                 point: OperatingPoint | None = None) -> Estimate:
     acc = catalog.accelerator(config.accelerator)
     _check_layout(config)
     stack = config.stack or default_stack(acc)
@@ -153,7 +158,8 @@ def estimate_llm(workload: Any, config: Config, catalog: Any, point: OperatingPo
     )
 
 
-def estimate_nonllm(workload: Any, config: Config, catalog: Any, point: OperatingPoint | None = None) -> Estimate:
+def estimate_nonllm(workload: Workload, config: Config, catalog: Catalog,
+                    point: OperatingPoint | None = None) -> Estimate:
     """A non-LLM serving configuration at its operating point (``perf.nonllm.capacity``), with the
     model's breakdown (``perf.nonllm.model.build_estimate``)."""
     from infrafit.perf.nonllm.model import build_estimate, load_profile
@@ -175,7 +181,7 @@ def estimate_nonllm(workload: Any, config: Config, catalog: Any, point: Operatin
                    breakdown={**base.breakdown, "batch": r["batch"]}, operating_point=r["operating_point"])
 
 
-def _work_shape(workload: Any) -> dict[str, Any]:
+def _work_shape(workload: Workload) -> dict[str, Any]:
     from infrafit.perf.evaluate_many import nonllm_work_shape
 
     return nonllm_work_shape(workload, workload.model_arch())

@@ -9,42 +9,63 @@ The dispatcher ``plan`` uses and ``estimate`` uses for one configuration: LLM se
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from infrafit.errors import InputError
 from infrafit.perf import policy
 from infrafit.perf.llm.capacity import evaluate_llm
 from infrafit.perf.nonllm.capacity import evaluate_nonllm
 from infrafit.perf.training.capacity import evaluate_training
 from infrafit.perf.types import Evaluated, OperatingPoint
 
+if TYPE_CHECKING:
+    from infrafit.catalog import Accelerator
+    from infrafit.workload.arch import ModelArch
+    from infrafit.workload.spec import Workload
+    from infrafit.workload.spec_sections import Inference, Training
 
-def serving_kind(arch: Any) -> str:
+
+def _inference(workload: Workload) -> Inference:
+    if workload.inference is None:
+        raise InputError(f"{workload.name}: no inference section to evaluate serving for",
+                         fix="add an inference: block (mode, traffic, slo) to the spec")
+    return workload.inference
+
+
+def _training(workload: Workload) -> Training:
+    if workload.training is None:
+        raise InputError(f"{workload.name}: no training section to evaluate training for",
+                         fix="add a training: block (tokens or samples, seq_len, method) to the spec")
+    return workload.training
+
+
+def serving_kind(arch: ModelArch) -> str:
     return "llm_inference" if arch.kind == "decoder" else "nonllm_inference"
 
 
-def precisions_for(workload: Any, kind: str) -> tuple[str, ...]:
+def precisions_for(workload: Workload, kind: str) -> tuple[str, ...]:
     """The precisions to evaluate: the spec's list, or the policy's ``plan_auto`` set for ``auto``."""
     if workload.precision == "auto":
         return policy.plan_auto(kind)
     return tuple(workload.allowed_precisions)
 
 
-def nonllm_work_shape(workload: Any, arch: Any) -> dict[str, Any]:
+def nonllm_work_shape(workload: Workload, arch: ModelArch) -> dict[str, Any]:
     """Work-ladder inputs a non-LLM model takes from the spec (an encoder's sequence length)."""
-    traffic = workload.inference.traffic
+    traffic = _inference(workload).traffic
     if arch.kind == "encoder" and traffic.input_tokens is not None:
         return {"seq_len": float(traffic.input_tokens.mean)}
     return {}
 
 
-def serving_slo_s(workload: Any) -> tuple[float | None, bool]:
+def serving_slo_s(workload: Workload) -> tuple[float | None, bool]:
     """(latency p99 SLO, realtime?) of a non-LLM serving workload."""
-    inf = workload.inference
+    inf = _inference(workload)
     slo = inf.slo.latency_p99_s or inf.slo.e2e_p99_s
     return slo, inf.mode in ("realtime", "edge", "mixed") and bool(slo)
 
 
-def evaluate(workload: Any, task: str, pairs: Sequence[tuple[Any, int]], *,
+def evaluate(workload: Workload, task: str, pairs: Sequence[tuple[Accelerator, int]], *,
              stacks_for: Callable[[Any], list[str]], targets: tuple[float, ...] = (),
              precisions: tuple[str, ...] | None = None, tps: Sequence[int] | None = None,
              point: OperatingPoint | None = None, fixed: dict[str, int] | None = None,
@@ -56,8 +77,8 @@ def evaluate(workload: Any, task: str, pairs: Sequence[tuple[Any, int]], *,
     if task == "train":
         precs = precisions or tuple(workload.allowed_precisions)
         extra = {} if max_counts_per_acc is None else {"max_counts_per_acc": max_counts_per_acc}
-        return evaluate_training(workload, arch, pairs, precs, workload.training.deadline_s, fixed=fixed, **extra)
-    inf = workload.inference
+        return evaluate_training(workload, arch, pairs, precs, _training(workload).deadline_s, fixed=fixed, **extra)
+    inf = _inference(workload)
     kind = serving_kind(arch)
     precs = precisions or precisions_for(workload, kind)
     if kind == "llm_inference":

@@ -1,16 +1,18 @@
-"""Render a plan dict for people: a terminal table, Markdown for wikis, one self-contained HTML file.
+"""Render a plan for people: a terminal table, Markdown for wikis, one self-contained HTML file.
 
-The plan dict is the ``plan --json`` shape (DESIGN.md section 4). Renderers only format: every
-number comes from the plan, none is computed here.
+Renderers read the typed plan (``search.types.Plan``) and only format: every number comes from the
+plan, none is computed here.
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from infrafit.errors import InputError
+from infrafit.search.types import Option, Plan
 from infrafit.units import fmt_bytes, fmt_duration, fmt_usd
 
 _MODE_SHORT = {"cloud_on_demand": "on-demand", "cloud_spot": "spot", "cloud_reserved_1y": "reserved 1y",
@@ -29,10 +31,10 @@ def short_accelerator(acc_id: str) -> str:
     return acc_id
 
 
-def _perf_summary(option: dict[str, Any]) -> str:
+def _perf_summary(option: Option) -> str:
     """p99 latencies at the load the plan runs the option at (``performance.latency`` is the option as
     planned: the same figures the why lines and the ranking use)."""
-    perf = option.get("performance") or {}
+    perf = option.performance
     lat = perf.get("latency") or {}
     parts = []
     if lat.get("ttft_s"):
@@ -46,25 +48,22 @@ def _perf_summary(option: dict[str, Any]) -> str:
     return ", ".join(parts) or "-"
 
 
-def _hardware_cell(o: dict[str, Any]) -> str:
-    return (f"{o['count']}x {short_accelerator(str(o['accelerator']))} {o.get('precision')} "
-            f"{o.get('stack') or ''}").rstrip()
+def _hardware_cell(o: Option) -> str:
+    return f"{o.count}x {short_accelerator(o.accelerator)} {o.precision} {o.stack or ''}".rstrip()
 
 
-def _deployment_cell(o: dict[str, Any]) -> str:
-    mode = _MODE_SHORT.get(o["deployment"], o["deployment"])
-    return f"{mode} · {o.get('provider') or '-'} · {o.get('region') or '-'}"
+def _deployment_cell(o: Option) -> str:
+    return f"{_MODE_SHORT.get(o.deployment, o.deployment)} · {o.provider or '-'} · {o.region or '-'}"
 
 
-def _parts_cell(o: dict[str, Any], cell) -> str:  # type: ignore[no-untyped-def]
+def _parts_cell(o: Option, cell: Callable[[Option], str]) -> str:
     """A hybrid option shows each part (train here, serve there) on its own line."""
-    parts = o.get("parts") or []
-    if o.get("deployment") != "hybrid" or not parts:
+    if o.deployment != "hybrid" or not o.parts:
         return cell(o)
-    return "\n".join(f"{p.get('part', '')}: {cell(p)}".strip(": ") for p in parts)
+    return "\n".join(f"{p.part or ''}: {cell(p)}".strip(": ") for p in o.parts)
 
 
-def _monthly_cell(cost: dict[str, Any]) -> str:
+def _monthly_cell(cost: Mapping[str, Any]) -> str:
     """The first month's cost, and the busiest month's when growth makes it differ (a bare 'monthly'
     read as a steady figure while traffic growth tripled it by the horizon)."""
     first = float(cost.get("monthly_usd") or 0.0)
@@ -72,14 +71,13 @@ def _monthly_cell(cost: dict[str, Any]) -> str:
     return fmt_usd(first) if peak <= first * 1.01 else f"{fmt_usd(first)} / {fmt_usd(peak)}"
 
 
-def option_rows(plan: dict[str, Any]) -> list[dict[str, str]]:
+def option_rows(plan: Plan) -> list[dict[str, str]]:
     """One row of display strings per ranked option."""
     rows = []
-    for o in plan.get("options", []):
-        cost = o.get("cost") or {}
-        perf = o.get("performance") or {}
+    for o in plan.options:
+        cost, perf = o.cost, o.performance
         rows.append({
-            "#": str(o["rank"]),
+            "#": str(o.rank),
             "hardware": _parts_cell(o, _hardware_cell),
             "deployment": _parts_cell(o, _deployment_cell),
             "month 1 / peak": _monthly_cell(cost),
@@ -110,12 +108,12 @@ def _whole_word_widths(rows: list[dict[str, str]], columns: list[str], width: in
     return out
 
 
-def render_terminal(plan: dict[str, Any], console: Any) -> None:
+def render_terminal(plan: Plan, console: Any) -> None:
     """A rich table of the ranked options, then the why, risks and exclusions."""
     from rich.table import Table
 
     rows = option_rows(plan)
-    table = Table(title=f"infrafit plan: {plan['workload'].get('name', '')}", show_lines=True)
+    table = Table(title=f"infrafit plan: {plan.name}", show_lines=True)
     columns = list(rows[0]) if rows else ["#", "hardware", "deployment", "month 1 / peak", "TCO"]
     keep = _whole_word_widths(rows, columns, int(getattr(console, "width", 0) or 0))
     for col in columns:
@@ -123,24 +121,24 @@ def render_terminal(plan: dict[str, Any], console: Any) -> None:
     for row in rows:  # the peak month under the first keeps the column narrow on a terminal
         table.add_row(*(v.replace(" / ", "\n") if k == "month 1 / peak" else v for k, v in row.items()))
     console.print(table)
-    for o in plan.get("options", []):
-        console.print(f"[bold]#{o['rank']}[/bold] why: " + "; ".join(o.get("why", [])), highlight=False)
-        if o.get("risks"):
-            console.print("    risks: " + "; ".join(o["risks"]), highlight=False)
-    if plan.get("excluded"):
+    for o in plan.options:
+        console.print(f"[bold]#{o.rank}[/bold] why: " + "; ".join(o.why), highlight=False)
+        if o.risks:
+            console.print("    risks: " + "; ".join(o.risks), highlight=False)
+    if plan.excluded:
         console.print("[bold]Excluded[/bold]")
-        for e in plan["excluded"]:
-            console.print(f"  - {e['what']}: {e['reason']}", highlight=False)
-    console.print(f"Prices retrieved {plan.get('catalog_retrieved_on', '?')}; "
-                  f"{plan.get('evaluated', 0):,} configurations evaluated.", highlight=False)
+        for e in plan.excluded:
+            console.print(f"  - {e.what}: {e.reason}", highlight=False)
+    console.print(f"Prices retrieved {plan.catalog_retrieved_on or '?'}; "
+                  f"{plan.evaluated:,} configurations evaluated.", highlight=False)
 
 
-def render_markdown(plan: dict[str, Any]) -> str:
+def render_markdown(plan: Plan) -> str:
     """The plan as Markdown for a wiki page."""
     rows = option_rows(plan)
-    lines = [f"# infrafit plan: {plan['workload'].get('name', '')}", ""]
-    lines.append(f"Objective: **{plan.get('objective', 'cost')}**. Prices retrieved "
-                 f"{plan.get('catalog_retrieved_on', '?')}. {plan.get('evaluated', 0):,} configurations evaluated.")
+    lines = [f"# infrafit plan: {plan.name}", ""]
+    lines.append(f"Objective: **{plan.objective}**. Prices retrieved "
+                 f"{plan.catalog_retrieved_on or '?'}. {plan.evaluated:,} configurations evaluated.")
     lines.append("")
     if rows:
         header = list(rows[0].keys())
@@ -149,35 +147,35 @@ def render_markdown(plan: dict[str, Any]) -> str:
         for row in rows:
             lines.append("| " + " | ".join(v.replace("|", "\\|") for v in row.values()) + " |")
         lines.append("")
-    for o in plan.get("options", []):
-        lines.append(f"## #{o['rank']}: {o['count']}x {o['accelerator']}, {o['deployment']}")
-        lines.extend(f"- {w}" for w in o.get("why", []))
-        if o.get("risks"):
+    for o in plan.options:
+        lines.append(f"## #{o.rank}: {o.count}x {o.accelerator}, {o.deployment}")
+        lines.extend(f"- {w}" for w in o.why)
+        if o.risks:
             lines.append("")
             lines.append("Risks:")
-            lines.extend(f"- {r}" for r in o["risks"])
-        breakdown = (o.get("cost") or {}).get("breakdown") or {}
+            lines.extend(f"- {r}" for r in o.risks)
+        breakdown = o.cost.get("breakdown") or {}
         if breakdown:
             lines.append("")
             # the breakdown sums to the TCO: totals over the horizon, not a month's figures
-            months = (o.get("cost") or {}).get("horizon_months")
+            months = o.cost.get("horizon_months")
             lines.append(f"| cost item | over {months} months |" if months else "| cost item | total |")
             lines.append("|---|---|")
             lines.extend(f"| {k.removesuffix('_usd')} | {fmt_usd(v)} |" for k, v in breakdown.items() if v)
-        mem = (o.get("performance") or {}).get("memory") or {}
+        mem = o.performance.get("memory") or {}
         if mem:
             lines.append("")
             lines.append(f"Memory per accelerator: {fmt_bytes(mem.get('per_accelerator_bytes') or 0)} of "
                          f"{fmt_bytes(mem.get('capacity_bytes') or 0)}.")
         lines.append("")
-    if plan.get("excluded"):
+    if plan.excluded:
         lines.append("## Excluded")
-        lines.extend(f"- **{e['what']}**: {e['reason']}" for e in plan["excluded"])
+        lines.extend(f"- **{e.what}**: {e.reason}" for e in plan.excluded)
         lines.append("")
     return "\n".join(lines)
 
 
-def render_html(plan: dict[str, Any]) -> str:
+def render_html(plan: Plan) -> str:
     """One self-contained HTML file: plotly embedded inline, nothing fetched."""
     from infrafit.report.figures import ALL_FIGURES
 
@@ -193,7 +191,7 @@ def render_html(plan: dict[str, Any]) -> str:
     # The summary (title, options table) comes first, then the charts, then each option's details.
     head, _, details = md.partition("\n## ")
     details = "## " + details if details else ""
-    title = html.escape(str(plan["workload"].get("name", "")))
+    title = html.escape(plan.name)
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"
         f"<title>infrafit plan: {title}</title><style>{_CSS}</style></head><body>"
@@ -214,7 +212,7 @@ def _markdown_html(text: str) -> str:
     return MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
 
 
-def write_report(plan: dict[str, Any], path: Path) -> None:
+def write_report(plan: Plan, path: Path) -> None:
     """Write ``path`` as HTML or Markdown by its suffix; atomically (no half-written report)."""
     suffix = path.suffix.lower()
     if suffix in (".html", ".htm"):

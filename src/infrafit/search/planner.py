@@ -29,6 +29,7 @@ from infrafit.search.parts import (
     join_offers,
     price_part,
 )
+from infrafit.search.types import Plan
 from infrafit.units import fmt_bytes
 
 OBJECTIVES = ("cost", "latency", "time", "balanced")
@@ -139,8 +140,9 @@ def budget_mask(workload, part: Part, fam_of_rows, failures: dict[str, list[str]
     return ok
 
 
-def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None) -> dict:
-    """The whole plan as the ``plan --json`` dict (raises ``NoFeasibleOption`` from ``assemble``)."""
+def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None) -> Plan:
+    """The whole plan, typed (``Plan.to_dict()`` is the ``plan --json`` shape); no options when nothing
+    meets the hard constraints (the command then exits 3)."""
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}", fix=f"use one of {', '.join(OBJECTIVES)}")
     if top < 1:
@@ -179,4 +181,4 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
     out = assemble.build(workload, catalog, arch, parts, masks, compat, excluded, failures, objective, top,
                          today=today)
     out["pruned_offers"] = pruned_offers
-    return out
+    return Plan.from_dict(out)
