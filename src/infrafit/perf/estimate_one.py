@@ -168,8 +168,7 @@ def estimate_nonllm(workload: Workload, config: Config, catalog: Catalog,
     ev, _ = evaluate(workload, "serve", [(acc, config.count)], precisions=(config.precision,),
                      stacks_for=_one_stack(config.stack or ""), point=point)
     _one(ev, f"{config.count}x {acc.id} {config.precision}")
-    base = build_estimate(workload, config, catalog, shape=_work_shape(workload), latency_slo_s=None,
-                          profile=load_profile())
+    base = build_estimate(workload, config, catalog, shape=_work_shape(workload), profile=load_profile())
     r = ev.rows[0]
     rate, p99 = float(ev.capacity[0]), float(ev.metric[0])
     p50 = float(ev.p50["e2e_s"][0])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,11 @@ from infrafit.perf.llm.engine import (
 from infrafit.perf.llm.setup import ConfigRow, build_setup
 from infrafit.perf.llm.shape import LLMShape, shape_from_arch
 from infrafit.perf.types import Evaluated, OperatingPoint
+
+if TYPE_CHECKING:
+    from infrafit.catalog import Accelerator
+    from infrafit.workload.arch import ModelArch
+    from infrafit.workload.spec_sections import Slo, Traffic
 
 #: Concurrency grid per replica for continuous batching (closed loop, requests in flight). Finer than
 #: validate's grid (perf.validate.llm) and capped at 1,024: a serving plan sits where TTFT/TPOT SLOs
@@ -64,14 +69,13 @@ def llm_precisions(acc: Any, allowed: tuple[str, ...]) -> list[str]:
     return [p for p in base if p == "int4" or acc.peak(p) > 0] or base[:1]
 
 
-def lengths(traffic: Any) -> tuple[float, float, float, float]:
+def lengths(traffic: Traffic) -> tuple[float, float, float, float]:
     """(mean input, mean output, p99 input, p99 output) tokens of an inference traffic block."""
-    isl_d = getattr(traffic, "input_tokens", None)
-    osl_d = getattr(traffic, "output_tokens", None)
+    isl_d, osl_d = traffic.input_tokens, traffic.output_tokens
     isl = float(isl_d.mean) if isl_d is not None and isl_d.mean else DEFAULT_INPUT_TOKENS
     osl = float(osl_d.mean) if osl_d is not None and osl_d.mean else DEFAULT_OUTPUT_TOKENS
-    isl99 = float(getattr(isl_d, "p99", None) or isl)
-    osl99 = float(getattr(osl_d, "p99", None) or osl)
+    isl99 = float(isl_d.p99 or isl) if isl_d is not None else isl
+    osl99 = float(osl_d.p99 or osl) if osl_d is not None else osl
     return isl, osl, isl99, osl99
 
 
@@ -134,8 +138,8 @@ def _given_columns(rate: np.ndarray, grid: np.ndarray, point: OperatingPoint) ->
     return np.asarray(cols, dtype=int), names
 
 
-def evaluate_llm(arch: Any, pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...],
-                 stacks_for: Callable[[Any], list[str]], traffic: Any, slo: Any, profiles: Any = None,
+def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], precisions: tuple[str, ...],
+                 stacks_for: Callable[[Accelerator], list[str]], traffic: Traffic, slo: Slo, profiles: Any = None,
                  targets: tuple[float, ...] = (), *, tps: Sequence[int] | None = None,
                  point: OperatingPoint | None = None, pp: int = 1, ep: int = 1) -> Evaluated:
     """Continuous-batching capacity of every (accelerator, count) x precision x stack x layout, at its

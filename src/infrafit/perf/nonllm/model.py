@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,8 +40,13 @@ from infrafit.perf.core import Z99
 from infrafit.perf.nonllm.profile import NonLLMProfile, load_profile
 from infrafit.perf.nonllm.work import OP_CLASS_BY_KIND, SampleWork, sample_work
 from infrafit.perf.policy import fallback_chain
-from infrafit.perf.types import Config, Estimate, Latency, Memory, Percentiles
-from infrafit.units import SECONDS_PER_HOUR, TFLOPS
+from infrafit.perf.types import Config, Estimate, Latency, Memory
+
+if TYPE_CHECKING:
+    from infrafit.catalog import Catalog
+    from infrafit.workload.arch import ModelArch
+    from infrafit.workload.spec import Workload
+from infrafit.units import TFLOPS
 
 BATCH_GRID = np.unique(np.concatenate([2.0 ** np.arange(0, 17), np.round(1.5 * 2.0 ** np.arange(0, 16))]))
 MEMORY_RESERVE_FRACTION = 0.1  # runtime, workspace and fragmentation kept free on the device
@@ -217,49 +222,20 @@ def latency_at_rate(work: SampleWork, dev: Devices, rate_per_chip: float, profil
     return b, 1.5 * float(s[0, i]), float(s[0, i] + s_tail[0, 0])
 
 
-def estimate_nonllm(workload: Any, config: Config, catalog: Any, *, shape: dict | None = None,
-                    latency_slo_s: float | None = None, profile: NonLLMProfile | None = None) -> Estimate:
-    """One configuration of a non-LLM inference workload, fully broken down.
-
-    ``workload`` is a ``Workload`` (``model_arch()``, ``inference.slo``, ``inference.traffic``) or any
-    object with ``model`` (a ``ModelArch``) and optional ``latency_slo_s`` / ``requests_per_s``.
-    """
-
-    return build_estimate(workload, config, catalog, shape=shape or {}, latency_slo_s=latency_slo_s,
-                          profile=profile or load_profile())
-
-
-
-
-def _model_of(workload: Any) -> Any:
-    fn = getattr(workload, "model_arch", None)
-    model = fn() if callable(fn) else getattr(workload, "model", None)
-    if model is None or getattr(model, "kind", None) not in OP_CLASS_BY_KIND:
-        raise InputError(f"workload model kind {getattr(model, 'kind', None)!r} is not a non-LLM kind",
+def _model_of(workload: Workload) -> ModelArch:
+    model = workload.model_arch()
+    if model.kind not in OP_CLASS_BY_KIND:
+        raise InputError(f"workload model kind {model.kind!r} is not a non-LLM kind",
                          fix=f"use a model of kind {', '.join(OP_CLASS_BY_KIND)}; decoders go through perf.llm")
     return model
 
 
-def _slo_s(workload: Any) -> float | None:
-    slo = getattr(getattr(workload, "inference", None), "slo", None)
-    for name in ("latency_p99_s", "e2e_p99_s"):
-        value = getattr(slo, name, None) if slo is not None else None
-        if value:
-            return float(value)
-    return getattr(workload, "latency_slo_s", None)
-
-
-def _offered_rate(workload: Any) -> float | None:
-    """Requests per second the workload asks for (peak rate, or items per day over the window)."""
-    traffic = getattr(getattr(workload, "inference", None), "traffic", None)
-    if traffic is None:
-        return getattr(workload, "requests_per_s", None)
-    if getattr(traffic, "peak_requests_per_s", None):
-        return float(traffic.peak_requests_per_s)
-    items = getattr(traffic, "items", None)
-    if items is not None:
-        return float(items.per_day) / (float(items.window_hours) * SECONDS_PER_HOUR)
-    return None
+def _slo_s(workload: Workload) -> float | None:
+    inf = workload.inference
+    if inf is None:
+        return None
+    value = inf.slo.latency_p99_s or inf.slo.e2e_p99_s
+    return float(value) if value else None
 
 
 def _bottleneck(cap, i: int, slo: float | None) -> str:
@@ -272,13 +248,16 @@ def _bottleneck(cap, i: int, slo: float | None) -> str:
     return "compute" if cap.compute_share[i] >= 0.5 else "step_overhead"
 
 
-def build_estimate(workload: Any, config: Config, catalog: Any, *, shape: dict, latency_slo_s: float | None,
+def build_estimate(workload: Workload, config: Config, catalog: Catalog, *, shape: dict[str, Any],
                    profile: NonLLMProfile) -> Estimate:
+    """The model's breakdown of one configuration (work per sample, efficiency, offline and SLO-bound
+    rates over the whole batch grid, calibration); ``perf.estimate`` puts the figures of its operating
+    point (``perf.nonllm.capacity``) on top."""
     model = _model_of(workload)
     acc = catalog.accelerator(config.accelerator)
-    dev = devices([acc], config.precision, getattr(catalog, "overlay_dir", None))
+    dev = devices([acc], config.precision)
     work = sample_work(model, dev.precision_used[0], **shape)
-    slo = latency_slo_s if latency_slo_s is not None else _slo_s(workload)
+    slo = _slo_s(workload)
     cap = capacity(work, dev, [config.count], slo, profile)
     notes = []
     if dev.precision_used[0] != config.precision:
@@ -290,22 +269,15 @@ def build_estimate(workload: Any, config: Config, catalog: Any, *, shape: dict, 
         raise InputError(f"{acc.id} lists no peak for {config.precision} or a fallback precision",
                          fix="pick a precision the accelerator supports (`infrafit catalog show ID`)")
     rate = float(cap.server_samples_per_s[0] if slo else cap.offline_samples_per_s[0])
-    offered = _offered_rate(workload)
-    if offered and slo and 0 < offered < rate:
-        batch, p50, p99 = latency_at_rate(work, dev, offered / config.count, profile)
-    else:
-        batch = float(cap.server_batch[0] if slo else cap.offline_batch[0])
-        p50 = float(cap.offline_batch_latency_s[0]) * 1.5
-        p99 = float(cap.server_p99_s[0]) if slo else 2.0 * float(cap.offline_batch_latency_s[0])
+    batch = float(cap.server_batch[0] if slo else cap.offline_batch[0])
     memory = Memory(per_accelerator_bytes=work.weight_bytes + batch * work.activation_bytes,
                     capacity_bytes=float(acc.memory_bytes), weights_bytes=work.weight_bytes,
                     activations_bytes=batch * work.activation_bytes)
     bottleneck = _bottleneck(cap, 0, slo)
-    server = None
     breakdown: dict[str, Any] = {
         "model_kind": model.kind, "op_class": work.op_class, "flops_per_sample": work.flops,
         "io_bytes_per_item": work.io_bytes,
-        "tokens_per_item": float(shape.get("seq_len") or getattr(model, "reference_seq_len", 0) or 0),
+        "tokens_per_item": float(shape.get("seq_len") or model.reference_seq_len or 0),
         "weight_bytes": work.weight_bytes, "efficiency": float(cap.efficiency[0]),
         "peak_flops_per_s": float(dev.peak_flops_per_s[0]), "precision_executed": dev.precision_used[0],
         "offline_samples_per_s": float(cap.offline_samples_per_s[0]), "offline_batch": float(cap.offline_batch[0]),
@@ -314,13 +286,12 @@ def build_estimate(workload: Any, config: Config, catalog: Any, *, shape: dict, 
         "compute_share_of_step": float(cap.compute_share[0]), "detail": dict(work.detail),
         "calibration": None if cal is None else {"eff_compute": cal.eff_compute, "eff_memory": cal.eff_memory,
                                                  "op_overhead_s": cal.op_overhead_s, "source": cal.source},
-        "why": _why(bottleneck, cap, server),
+        "why": _why(bottleneck, cap),
     }
-    stack = config.stack or default_stack(acc, model.kind, getattr(workload, "framework", None))
+    stack = config.stack or default_stack(acc, model.kind, workload.framework)
     return Estimate(config=config, stack=stack, fits=bool(cap.fits[0]), memory=memory,
                     throughput={"samples_per_s": rate, "requests_per_s": rate},
-                    latency=Latency(e2e_s=Percentiles(p50=p50, p99=p99)), server=server, bottleneck=bottleneck,
-                    breakdown=breakdown, notes=tuple(notes))
+                    latency=Latency(), server=None, bottleneck=bottleneck, breakdown=breakdown, notes=tuple(notes))
 
 
 def default_stack(acc: Any, model_kind: str | None = None, framework: str | None = None) -> str:
@@ -334,9 +305,7 @@ def default_stack(acc: Any, model_kind: str | None = None, framework: str | None
         acc.kind, "pytorch")
 
 
-def _why(bottleneck: str, cap, server) -> str:
-    if server is not None and bottleneck == getattr(server, "bottleneck", None) and server.reasons:
-        return server.reasons[0]
+def _why(bottleneck: str, cap: Capacity) -> str:
     share = float(np.asarray(cap.compute_share)[0])
     return (f"{bottleneck}: compute is {share:.0%} of a batch step at batch {float(cap.offline_batch[0]):g} "
             f"(efficiency {float(cap.efficiency[0]):.0%} of peak)")
