@@ -19,10 +19,12 @@ from infrafit.catalog.loader import read_table
 from infrafit.catalog.schema import Column, Schema, num, provenance, text
 from infrafit.cost.capacity_plan import Demand, inference_demand, training_demand
 from infrafit.cost.factors import (
+    LOCAL_STORAGE_MODES,
     colocation_usd_per_kw_month,
     egress_tiers,
     electricity_usd_per_kwh,
     maintenance_share,
+    norm_name,
     pue_ratio,
     storage_prices,
 )
@@ -73,10 +75,10 @@ def ops_hours(modes: np.ndarray, managed: bool) -> tuple[np.ndarray, np.ndarray]
 
 def _spot_fallback(offers: pd.DataFrame) -> np.ndarray:
     """On-demand price of the same host, provider and region, for spot's realtime fallback."""
-    od = offers[offers["mode"] == "cloud_on_demand"]
-    key = od.groupby(["provider", "region", "host_id"], dropna=False)["usd_per_hour"].min()
-    return np.array([key.get((r.provider, r.region, r.host_id), np.nan) if r.mode == "cloud_spot" else np.nan
-                     for r in offers.itertuples()], dtype=float)
+    keys = ["provider", "region", "host_id"]
+    od = offers[offers["mode"] == "cloud_on_demand"].groupby(keys, dropna=False, as_index=False)["usd_per_hour"].min()
+    merged = offers[keys].merge(od, on=keys, how="left")["usd_per_hour"].to_numpy(dtype=float)
+    return np.where(offers["mode"].to_numpy(dtype=object) == "cloud_spot", merged, np.nan)
 
 
 def _site(row, site_region: str, site_country: str) -> tuple[str, str]:
@@ -94,58 +96,81 @@ def _pays_power(mode: str, includes: object) -> bool:
 
 def _site_factors(catalog, rows: pd.DataFrame, site_region: str, site_country: str, sector: str,
                   facility: str, maintenance_item: str | None) -> tuple[dict[str, np.ndarray], list[list[str]]]:
-    """Per row: USD/kWh, PUE, colocation USD/kW-month, maintenance share (0 where not paid), notes."""
+    """Per row: USD/kWh, PUE, colocation USD/kW-month, maintenance share (0 where not paid), notes.
+    One lookup per distinct (mode, place), applied to its rows at once."""
     f = catalog.cost_factors
     n = len(rows)
     out = {k: np.zeros(n) for k in ("usd_per_kwh", "colocation_usd_per_kw_month", "maintenance_share_per_year")}
     out["pue"] = np.ones(n)
     notes: list[list[str]] = [[] for _ in range(n)]
-    seen: dict[tuple[str, str, str], tuple[tuple[float, float, float, float], list[str]]] = {}
-    for i, row in enumerate(rows.itertuples()):
-        if not _pays_power(row.mode, getattr(row, "includes", "")):
+    includes = rows["includes"] if "includes" in rows else pd.Series([""] * n)
+    modes = rows["mode"].to_numpy(dtype=object)
+    pays = np.array([_pays_power(m, inc) for m, inc in zip(modes, includes, strict=True)], dtype=bool)
+    region = rows["region"].where(rows["region"].notna(), "").astype(str).replace("", site_region)
+    country = rows["country"].where(rows["country"].notna(), "").astype(str).replace("", site_country)
+    keys = pd.MultiIndex.from_arrays([modes, region.to_numpy(), country.to_numpy()])
+    codes, uniques = pd.factorize(keys)
+    for k, (mode, reg, ctry) in enumerate(uniques):
+        idx = np.flatnonzero((codes == k) & pays)
+        if idx.size == 0:
             continue
-        key = (row.mode, *_site(row, site_region, site_country))
-        if key not in seen:  # one lookup per (mode, place)
-            region, country = key[1:]
-            kwh, note = electricity_usd_per_kwh(f, region, country, sector)
-            found = [note] if note else []
-            colo, share = 0.0, 0.0
-            if row.mode == "on_prem":
-                colo, note = colocation_usd_per_kw_month(f, region, country)
-                share = maintenance_share(f, maintenance_item)
-                found += [note] if note else []
-            seen[key] = (kwh, pue_ratio(f, facility), colo, share), found
-        values, found = seen[key]
-        for name, value in zip(("usd_per_kwh", "pue", "colocation_usd_per_kw_month", "maintenance_share_per_year"),
-                               values, strict=True):
-            out[name][i] = value
-        notes[i] += found
+        kwh, note = electricity_usd_per_kwh(f, reg, ctry, sector)
+        found = [note] if note else []
+        colo, share = 0.0, 0.0
+        if mode == "on_prem":
+            colo, note = colocation_usd_per_kw_month(f, reg, ctry)
+            share = maintenance_share(f, maintenance_item)
+            found += [note] if note else []
+        for name, value in (("usd_per_kwh", kwh), ("pue", pue_ratio(f, facility)),
+                            ("colocation_usd_per_kw_month", colo), ("maintenance_share_per_year", share)):
+            out[name][idx] = value
+        for i in idx:
+            notes[i] += found
     return out, notes
 
 
+def _table_providers(factors: dict, name: str) -> list[str]:
+    table = factors.get(name)
+    return [] if table is None or table.empty else [norm_name(v) for v in table["provider"].unique()]
+
+
 def _provider_factors(catalog, rows: pd.DataFrame, notes: list[list[str]]):
-    """Egress tiers (N, T) and storage prices by tier (N,) from the provider's catalog rows."""
+    """Egress tiers (N, T) and storage prices by tier (N,) from the provider's catalog rows: one lookup
+    per provider (and per provider and mode for storage), applied to its rows at once."""
     f = catalog.cost_factors
-    tiers, storage = [], {"hot": np.zeros(len(rows)), "archive": np.zeros(len(rows))}
-    egress: dict[str, tuple[list[float], list[float], str]] = {}
-    kept: dict[tuple[str, str], tuple[dict[str, float], str]] = {}
-    for i, row in enumerate(rows.itertuples()):
-        if row.provider not in egress:  # one lookup per provider (and mode for storage)
-            egress[row.provider] = egress_tiers(f, row.provider)
-        if (row.provider, row.mode) not in kept:
-            kept[(row.provider, row.mode)] = storage_prices(f, row.provider, row.mode)
-        upto, price, note = egress[row.provider]
-        tiers.append((upto, price))
-        notes[i] += [note] if note else []
-        prices, note = kept[(row.provider, row.mode)]
+    n = len(rows)
+    storage = {"hot": np.zeros(n), "archive": np.zeros(n)}
+    providers = rows["provider"].to_numpy(dtype=object)
+    modes = rows["mode"].to_numpy(dtype=object)
+    p_codes, p_uniques = pd.factorize(providers)
+    # A provider with no row in a factor table gets that table's stand-in: look it up in an empty table
+    # (no scan of the whole table per unknown provider, which a catalog of many resellers has plenty of).
+    listed = {name: set(_table_providers(f, name)) for name in ("egress", "storage")}
+    ladders = [egress_tiers(f if norm_name(prov) in listed["egress"] else {}, prov) for prov in p_uniques]
+    width = max((len(u) for u, _, _ in ladders), default=1)
+    upto_gb = np.full((n, width), np.inf)
+    usd_per_gb = np.zeros((n, width))
+    for k, (upto, price, note) in enumerate(ladders):  # shorter ladders padded with ($0, inf) tiers
+        idx = np.flatnonzero(p_codes == k)
+        upto_gb[idx, :len(upto)], usd_per_gb[idx, :len(price)] = upto, price
+        if note:
+            for i in idx:
+                notes[i].append(note)
+    pm_codes, pm_uniques = pd.factorize(pd.MultiIndex.from_arrays([providers, modes]))
+    local: dict[str, tuple[dict[str, float], str]] = {}
+    for k, (prov, mode) in enumerate(pm_uniques):
+        idx = np.flatnonzero(pm_codes == k)
+        if mode in LOCAL_STORAGE_MODES:  # the server's own NVMe: the same for every provider
+            if mode not in local:
+                local[mode] = storage_prices(f, prov, mode)
+            prices, note = local[mode]
+        else:
+            prices, note = storage_prices(f if norm_name(prov) in listed["storage"] else {}, prov, mode)
         for tier, usd in prices.items():
-            storage[tier][i] = usd
-        notes[i] += [note] if note else []
-    width = max(len(u) for u, _ in tiers) if tiers else 1
-    upto_gb = np.full((len(rows), width), np.inf)
-    usd_per_gb = np.zeros((len(rows), width))
-    for i, (upto, price) in enumerate(tiers):  # shorter ladders padded with ($0, inf) tiers
-        upto_gb[i, :len(upto)], usd_per_gb[i, :len(price)] = upto, price
+            storage[tier][idx] = usd
+        if note:
+            for i in idx:
+                notes[i].append(note)
     return upto_gb, usd_per_gb, storage
 
 
@@ -168,10 +193,11 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
     rows = rows.reset_index(drop=True)
     inst = np.broadcast_to(np.asarray(instances_per_replica, dtype=float), (len(rows),))
     modes = rows["mode"].to_numpy(dtype=object)
-    tdp = np.array([catalog.accelerator(a).tdp_w for a in rows["accelerator_id"]], dtype=float)
+    acc_tdp = {a: catalog.accelerator(a).tdp_w for a in set(rows["accelerator_id"])}
+    tdp = rows["accelerator_id"].map(acc_tdp).to_numpy(dtype=float)
     count = rows["accelerator_count"].to_numpy(dtype=float)
-    hosts = catalog.hosts.set_index("id")
-    server_w = np.array([hosts["power_w"].get(h, np.nan) for h in rows["host_id"]], dtype=float)
+    power_by_host = catalog.hosts.set_index("id")["power_w"]
+    server_w = rows["host_id"].map(power_by_host).to_numpy(dtype=float)
     host_w = np.where(np.isfinite(server_w) & (server_w > count * tdp), server_w - count * tdp,
                       count * FALLBACK_HOST_POWER_W_PER_ACCELERATOR[0])
     term = np.where(modes == "dedicated_monthly", rows["contract_months"].to_numpy(dtype=float),

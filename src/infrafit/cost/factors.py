@@ -32,6 +32,11 @@ GENERIC_OBJECT_STORAGE_USD_PER_GB_MONTH = (0.023, "AWS S3 Standard first 50 TB (
 LOCAL_STORAGE_MODES = ("dedicated_monthly", "on_prem")
 
 
+def norm_name(value: object) -> str:
+    """Case- and space-insensitive form of a provider or place name (empty for a missing value)."""
+    return _norm(value)
+
+
 def _norm(value: object) -> str:
     return "" if value is None or (isinstance(value, float) and np.isnan(value)) or pd.isna(value) \
         else str(value).strip().lower()

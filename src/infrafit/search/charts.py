@@ -25,8 +25,9 @@ def front_points(part, idx: np.ndarray, on_front: np.ndarray, limit: int) -> lis
 
 def _cheapest_per_mode(part, candidates) -> dict[str, int]:
     out: dict[str, int] = {}
+    mode = part.offers["mode"].to_numpy(dtype=object)
     for i in candidates:
-        m = str(part.offers["mode"].iloc[i])
+        m = str(mode[i])
         if m not in out or part.cost.tco_usd[i] < part.cost.tco_usd[out[m]]:
             out[m] = int(i)
     return out
@@ -42,7 +43,8 @@ def _comparable_hardware(part, idx: np.ndarray, best: int) -> list[int]:
     groups: dict[tuple[str, int], list[int]] = {}
     for i in idx:
         groups.setdefault(_hardware(part, int(i)), []).append(int(i))
-    modes = {k: len({str(part.offers["mode"].iloc[i]) for i in v}) for k, v in groups.items()}
+    mode = part.offers["mode"].to_numpy(dtype=object)
+    modes = {k: len({str(mode[i]) for i in v}) for k, v in groups.items()}
     if modes.get(_hardware(part, best), 0) >= 2:
         return groups[_hardware(part, best)]
     key = max(groups, key=lambda k: (modes[k], -min(part.cost.tco_usd[i] for i in groups[k])))
