@@ -205,9 +205,11 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
     fixed_h, per_h = ops_hours(modes, managed)
     site, notes = _site_factors(catalog, rows, site_region, site_country, electricity_sector, facility,
                                 maintenance_item)
+    includes = rows["includes"].to_numpy(dtype=object) if "includes" in rows else np.full(len(rows), "")
+    host_ids = rows["host_id"].to_numpy(dtype=object)
     for i in np.flatnonzero(~(np.isfinite(server_w) & (server_w > count * tdp))):
-        if _pays_power(modes[i], rows.at[i, "includes"] if "includes" in rows else ""):
-            notes[i].append(f"no server power for host {rows.at[i, 'host_id']!r}: "
+        if _pays_power(modes[i], includes[i]):
+            notes[i].append(f"no server power for host {host_ids[i]!r}: "
                             f"{FALLBACK_HOST_POWER_W_PER_ACCELERATOR[0]:g} W per accelerator slot for the host "
                             f"({FALLBACK_HOST_POWER_W_PER_ACCELERATOR[1]})")
     upto_gb, usd_per_gb, storage = _provider_factors(catalog, rows, notes)

@@ -42,8 +42,12 @@ def _norm(value: object) -> str:
         else str(value).strip().lower()
 
 
+_EMPTY = pd.DataFrame()
+
+
 def _table(factors: dict, name: str) -> pd.DataFrame:
-    return factors.get(name, pd.DataFrame())
+    found = factors.get(name)
+    return _EMPTY if found is None else found
 
 
 def egress_tiers(factors: dict, provider: str) -> tuple[list[float], list[float], str]:

@@ -7,10 +7,14 @@ import numpy as np
 UTILISATION_GRID = np.linspace(0.0, 1.0, 21)
 
 
-def _label(part, i: int) -> str:
+def _label(part, i: int, cols: dict[str, np.ndarray]) -> str:
     r = part.ev.rows[i]
-    o = part.offers.iloc[i]
-    return f"{r['count']}x {r['accelerator']} {r['precision']} · {o['mode']} · {o['provider']} {o['region']}"
+    where = f"{cols['provider'][i]} {cols['region'][i]}"
+    return f"{r['count']}x {r['accelerator']} {r['precision']} · {cols['mode'][i]} · {where}"
+
+
+def _columns(part) -> dict[str, np.ndarray]:
+    return {c: part.offers[c].to_numpy(dtype=object) for c in ("mode", "provider", "region")}
 
 
 def front_points(part, idx: np.ndarray, on_front: np.ndarray, limit: int) -> list[dict]:
@@ -18,7 +22,8 @@ def front_points(part, idx: np.ndarray, on_front: np.ndarray, limit: int) -> lis
     front = idx[on_front[idx]]
     rest = idx[~on_front[idx]]
     rest = rest[np.argsort(part.cost.tco_usd[rest])][: max(0, limit - len(front))]
-    return [{"label": _label(part, int(i)), "tco_usd": float(part.cost.tco_usd[i]),
+    cols = _columns(part)
+    return [{"label": _label(part, int(i), cols), "tco_usd": float(part.cost.tco_usd[i]),
              "metric_value": float(part.ev.metric[i]), "on_front": bool(on_front[i])}
             for i in np.concatenate([front, rest]) if np.isfinite(part.ev.metric[i])]
 
