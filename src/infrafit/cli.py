@@ -18,8 +18,8 @@ from typing import Annotated
 import typer
 
 from infrafit import __version__
-from infrafit.catalog import ACTIVE_OVERLAY
 from infrafit.errors import ExitCode, InfrafitError
+from infrafit.settings import ACTIVE_OVERLAY
 
 app = typer.Typer(
     name="infrafit",

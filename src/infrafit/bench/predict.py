@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from infrafit.bench.hardware import HostInfo, cpu_peak_flops_per_s
-from infrafit.catalog import overlay_dir as active_overlay
 from infrafit.perf import CALIBRATION_COLUMNS, CALIBRATION_FILE, OPS_PER_LAYER, roofline_time_s
+from infrafit.settings import overlay_dir as active_overlay
 
 #: The overlay file and operator counts are shared with the performance models (perf.calibrated),
 #: so what calibrate fits is what estimate and plan read.

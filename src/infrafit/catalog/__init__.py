@@ -8,7 +8,6 @@ folder (tests use ``tests/fixtures/catalog``). See docs/catalog.md.
 from __future__ import annotations
 
 import os
-from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from infrafit.catalog.loader import merge_overlay, read_table
 from infrafit.catalog.model import Accelerator, Catalog, build_aliases, normalize_name
 from infrafit.catalog.tables import TABLES
 from infrafit.errors import CatalogError, suggest
+from infrafit.settings import ACTIVE_OVERLAY, overlay_dir
 
 __all__ = [
     "Accelerator", "Catalog", "CatalogError", "DATA_DIR", "clear_cache", "load_catalog", "normalize_name",
@@ -29,20 +29,8 @@ FOREIGN_PREFIXES = ("perf_profiles",)
 COST_PREFIX = "cost_"
 
 
-#: The overlay folder of the command running now (``--catalog-dir``), scoped to it: the CLI sets it
-#: for one call and resets it after, so in-process callers and tests never inherit another's overlay.
-ACTIVE_OVERLAY: ContextVar[str | None] = ContextVar("infrafit_catalog_overlay", default=None)
-
-
 def _overlay_in_force(explicit: str | Path | None) -> str | None:
     return overlay_dir(explicit)
-
-
-def overlay_dir(explicit: str | Path | None = None) -> str | None:
-    """The overlay folder in force: the argument, else the command's ``--catalog-dir``, else the
-    ``INFRAFIT_CATALOG`` environment variable a user set, else none. Every overlay reader asks here."""
-    found = explicit or ACTIVE_OVERLAY.get() or os.environ.get(ENV_VAR)
-    return str(found) if found else None
 
 
 def load_catalog(overlay_dir: str | Path | None = None, base_dir: str | Path | None = None) -> Catalog:

@@ -20,8 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from infrafit.catalog import overlay_dir as active_overlay
 from infrafit.errors import CatalogError
+from infrafit.settings import overlay_dir as active_overlay
 
 CALIBRATION_FILE = "perf_profiles_bench.csv"
 CALIBRATION_COLUMNS = ("accelerator_id", "precision", "eff_compute_fraction", "eff_memory_fraction",

@@ -10,7 +10,6 @@ models (CNN, UNet) are trained data-parallel only.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -94,21 +93,30 @@ def _enumerate(shape: TrainShape, count: int, seq_len: int, global_batch: int, d
     pps = _pow2_upto(min(shape.layers, count, 128))
     cps = _pow2_upto(min(16, count)) if seq_len >= LONG_CONTEXT_TOKENS else [1]
     eps = [e for e in _pow2_upto(min(shape.num_experts, count)) if shape.num_experts % e == 0] or [1]
-    rows = []
-    for tp, pp, cp, ep in itertools.product(tps, pps, cps, eps):
-        if any(k in fixed and fixed[k] != v for k, v in (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep))):
-            continue
-        if count % (tp * pp * cp):
-            continue
-        dp = count // (tp * pp * cp)
-        if ("dp" in fixed and fixed["dp"] != dp) or dp % ep or (strict and global_batch % dp):
-            continue
-        per_dp = global_batch // dp if strict else 1
-        for mbs in (b for b in _pow2_upto(min(per_dp, 64)) if per_dp % b == 0):
-            for vpp in ([1] if pp == 1 else [v for v in (1, 2, 4) if shape.layers >= pp * v]):
-                for zero in ((1, 3) if dp > 1 else (0,)):
-                    rows.extend((tp, pp, dp, ep, cp, mbs, vpp, zero, rc) for rc in RECOMPUTE_CHOICES)
-    return _arrays(rows)
+    # Every combination as one mesh (lexicographic in tp, pp, cp, ep, micro-batch, interleave, ZeRO,
+    # recompute: the order the nested loops had), then the admissibility rules as masks.
+    grid = np.meshgrid(tps, pps, cps, eps, _pow2_upto(64), (1, 2, 4), (0, 1, 3), np.arange(len(RECOMPUTE_CHOICES)),
+                       indexing="ij")
+    tp, pp, cp, ep, mbs, vpp, zero, rc = (g.ravel() for g in grid)
+    group = tp * pp * cp
+    ok = count % group == 0
+    dps = np.where(ok, count // np.maximum(group, 1), 0)
+    ok &= (dps > 0) & (dps % ep == 0)
+    if strict:
+        ok &= global_batch % np.maximum(dps, 1) == 0
+    for name, values in (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep), ("dp", dps)):
+        if name in fixed:
+            ok &= values == fixed[name]
+    per_dp = global_batch // np.maximum(dps, 1) if strict else np.ones_like(dps)
+    ok &= (mbs <= np.minimum(per_dp, 64)) & (per_dp % mbs == 0)
+    ok &= np.where(pp == 1, vpp == 1, shape.layers >= pp * vpp)
+    ok &= np.where(dps > 1, zero > 0, zero == 0)
+    keep = np.flatnonzero(ok)
+    out = {"tp": tp[keep], "pp": pp[keep], "dp": dps[keep], "ep": ep[keep], "cp": cp[keep],
+           "micro_batch": mbs[keep], "vpp": vpp[keep], "zero_stage": zero[keep]}
+    out = {k: v.astype(int) for k, v in out.items()}
+    out["recompute"] = np.asarray(RECOMPUTE_CHOICES, dtype=object)[rc[keep]]
+    return out
 
 
 def _arrays(rows: list[tuple]) -> dict[str, np.ndarray]:
