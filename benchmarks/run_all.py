@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ("catalog_load.py", "estimate_speed.py", "plan_speed.py", "monitor_overhead.py")
+SCRIPTS = ("catalog_load.py", "estimate_speed.py", "plan_speed.py", "plan_vs_estimate.py", "plan_scaling.py",
+           "monitor_overhead.py")
 
 
 def main() -> int:
