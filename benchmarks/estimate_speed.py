@@ -12,9 +12,7 @@ import time
 import numpy as np
 
 from infrafit.catalog import load_catalog
-from infrafit.perf.llm.engine import serve
-from infrafit.perf.llm.setup import ConfigRow, build_setup
-from infrafit.perf.llm.shape import shape_from_arch
+from infrafit.perf import ConfigRow, build_setup, serve, shape_from_arch
 from infrafit.workload.models import get_model
 
 N = 1_000_000

@@ -33,11 +33,19 @@ _EXPORTS = {
     "validate_csv": "infrafit.perf.validate.run",
     "CALIBRATION_COLUMNS": "infrafit.perf.calibrated", "CALIBRATION_FILE": "infrafit.perf.calibrated",
     "OPS_PER_LAYER": "infrafit.perf.calibrated", "roofline_time_s": "infrafit.perf.core",
+    "fit_llm_profiles": "infrafit.perf.fit.llm", "fit_nonllm_profiles": "infrafit.perf.fit.nonllm",
+    "fit_training_profiles": "infrafit.perf.fit.training",
+    "serve": "infrafit.perf.llm.engine", "build_setup": "infrafit.perf.llm.setup",
+    "ConfigRow": "infrafit.perf.llm.setup",
+    "shape_from_arch": "infrafit.perf.llm.shape",
 }
+#: Exported names that differ from the module's own name for the object.
+_ALIASES = {"fit_llm_profiles": "main", "fit_nonllm_profiles": "main", "fit_training_profiles": "main"}
 __all__ = [
     "CALIBRATION_COLUMNS",
     "CALIBRATION_FILE",
     "Config",
+    "ConfigRow",
     "Estimate",
     "Evaluated",
     "HostDemand",
@@ -49,13 +57,19 @@ __all__ = [
     "SkipRow",
     "ValidateContext",
     "best_tp",
+    "build_setup",
     "choose_precision",
     "default_stack",
     "estimate",
     "evaluate",
+    "fit_llm_profiles",
+    "fit_nonllm_profiles",
+    "fit_training_profiles",
     "peak_fraction",
     "roofline_time_s",
+    "serve",
     "serving_kind",
+    "shape_from_arch",
     "size_server",
     "validate_csv",
 ]
@@ -65,8 +79,13 @@ if TYPE_CHECKING:
     from infrafit.perf.core import roofline_time_s
     from infrafit.perf.estimate_one import best_tp, choose_precision, estimate
     from infrafit.perf.evaluate_many import evaluate, serving_kind
+    from infrafit.perf.fit.llm import main as fit_llm_profiles
+    from infrafit.perf.fit.nonllm import main as fit_nonllm_profiles
+    from infrafit.perf.fit.training import main as fit_training_profiles
     from infrafit.perf.host.server import HostDemand, HostSpec, size_server
-    from infrafit.perf.llm.setup import default_stack
+    from infrafit.perf.llm.engine import serve
+    from infrafit.perf.llm.setup import ConfigRow, build_setup, default_stack
+    from infrafit.perf.llm.shape import shape_from_arch
     from infrafit.perf.operating import MAX_RATE
     from infrafit.perf.training.capacity import MODEL_ERROR_PREFIX, peak_fraction
     from infrafit.perf.types import Config, Estimate, Evaluated, OperatingPoint, SkipRow, ValidateContext
@@ -77,6 +96,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'infrafit.perf' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
+    value = getattr(import_module(module), _ALIASES.get(name, name))
     globals()[name] = value
     return value
