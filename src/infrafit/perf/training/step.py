@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from infrafit.catalog.model import PCIE_BOX_CHIPS
 from infrafit.perf.training.memory import (
     ACT_COEFF_STORED,
     lora_adapter_params,
@@ -97,10 +98,13 @@ class Chip:
 
     @classmethod
     def from_accelerator(cls, acc, precision: str) -> Chip:
-        """From a catalog ``Accelerator``: missing links fall back to the host interface (PCIe)."""
-        host = _finite(getattr(acc, "host_bytes_per_s", 0.0))
-        up = _finite(acc.scaleup_bytes_per_s) or host or UNKNOWN_LINK_BYTES_PER_S
-        out = _finite(acc.scaleout_bytes_per_s) or min(host or up, up)
+        """From a catalog ``Accelerator``, links by the catalog's one rule (``Accelerator.peer_link``):
+        the scale-up fabric inside its domain, else PCIe through the host bridge inside a box, else the
+        scale-out network; across boxes the scale-out network, else the box's own peer link."""
+        pair = acc.peer_link(2)
+        up = pair[0] if pair is not None else UNKNOWN_LINK_BYTES_PER_S
+        across = acc.peer_link(max(int(acc.scaleup_domain_size or 1), PCIE_BOX_CHIPS) + 1)
+        out = across[0] if across is not None else up
         peak = float(acc.peak(precision))
         bf16 = float(acc.peak("bf16") or acc.peak("fp16") or peak)
         return cls(str(acc.generation), peak, float(acc.memory_bytes),
