@@ -35,6 +35,24 @@ def known_bandwidth(value: float | None) -> bool:
     return value is not None and math.isfinite(value) and value > 0
 
 
+def peer_link(acc: Any, chips: int) -> tuple[float, str] | None:
+    """``(bytes/s per chip one way, kind)`` of the link ``chips`` accelerators of one replica exchange
+    data over: the one missing-link rule every estimator uses. The scale-up fabric inside its domain;
+    else PCIe through the host bridge (half the host link) inside one box of at most
+    ``PCIE_BOX_CHIPS``; else the scale-out network when known; else None (unknown: a layout that
+    needs it is not generated). Reads only the accelerator's link fields."""
+    up, domain = acc.scaleup_bytes_per_s, int(acc.scaleup_domain_size or 1)
+    if chips <= 1:
+        return (up if known_bandwidth(up) else 1.0), "none"
+    if known_bandwidth(up) and chips <= domain:
+        return up, "scaleup"
+    if chips <= PCIE_BOX_CHIPS and known_bandwidth(acc.host_bytes_per_s):
+        return acc.host_bytes_per_s / 2.0, "pcie"
+    if known_bandwidth(acc.scaleout_bytes_per_s):
+        return acc.scaleout_bytes_per_s, "scaleout"
+    return None
+
+
 @dataclass(frozen=True)
 class Accelerator:
     """One chip (TPU: per chip; CPU: per socket). SI units; ``nan`` means not known."""
@@ -78,20 +96,8 @@ class Accelerator:
         return known_bandwidth(self.host_bytes_per_s)
 
     def peer_link(self, chips: int) -> tuple[float, str] | None:
-        """The link ``chips`` accelerators of one replica exchange activations over: ``(bytes/s per
-        chip one way, kind)``. The one missing-link rule every estimator uses: the scale-up fabric
-        inside its domain; else PCIe through the host bridge (half the host link) inside one box of at
-        most ``PCIE_BOX_CHIPS``; else the scale-out network when known; else None (unknown: a layout
-        that needs it is not generated, and ``estimate`` refuses it)."""
-        if chips <= 1:
-            return (self.scaleup_bytes_per_s if known_bandwidth(self.scaleup_bytes_per_s) else 1.0), "none"
-        if known_bandwidth(self.scaleup_bytes_per_s) and chips <= int(self.scaleup_domain_size or 1):
-            return self.scaleup_bytes_per_s, "scaleup"
-        if chips <= PCIE_BOX_CHIPS and self.has_host_link:
-            return self.host_bytes_per_s / 2.0, "pcie"
-        if known_bandwidth(self.scaleout_bytes_per_s):
-            return self.scaleout_bytes_per_s, "scaleout"
-        return None
+        """The link ``chips`` accelerators of one replica exchange data over (``peer_link``)."""
+        return peer_link(self, chips)
 
     def supports(self, precision: str) -> bool:
         """True when the chip has a native dense rate for ``precision``."""

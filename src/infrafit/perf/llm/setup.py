@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from infrafit.catalog.model import peer_link
 from infrafit.perf.llm.engine import Setup
 from infrafit.perf.policy import fallback_chain
 from infrafit.perf.profiles import Profiles, load_profiles
@@ -79,7 +80,7 @@ def link_for(acc: Any, gpus: int, profiles: Profiles, stack: str) -> tuple[float
     gen = acc.generation
     # Unknown (None): NaN bandwidth, so any collective over it is NaN and the configuration never
     # passes an SLO; the planner does not generate such layouts (perf.llm.capacity.tp_domain).
-    bw, kind = acc.peer_link(gpus) or (float("nan"), "unknown")
+    bw, kind = peer_link(acc, gpus) or (float("nan"), "unknown")
     scope = "scaleup" if kind in ("none", "scaleup") else "scaleout"
     return bw, profiles.value(gen, stack, "*", scope, "link_latency"), kind
 

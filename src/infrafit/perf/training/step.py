@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from infrafit.catalog.model import PCIE_BOX_CHIPS
+from infrafit.catalog.model import PCIE_BOX_CHIPS, peer_link
 from infrafit.perf.training.memory import (
     ACT_COEFF_STORED,
     lora_adapter_params,
@@ -101,9 +101,9 @@ class Chip:
         """From a catalog ``Accelerator``, links by the catalog's one rule (``Accelerator.peer_link``):
         the scale-up fabric inside its domain, else PCIe through the host bridge inside a box, else the
         scale-out network; across boxes the scale-out network, else the box's own peer link."""
-        pair = acc.peer_link(2)
+        pair = peer_link(acc, 2)
         up = pair[0] if pair is not None else UNKNOWN_LINK_BYTES_PER_S
-        across = acc.peer_link(max(int(acc.scaleup_domain_size or 1), PCIE_BOX_CHIPS) + 1)
+        across = peer_link(acc, max(int(acc.scaleup_domain_size or 1), PCIE_BOX_CHIPS) + 1)
         out = across[0] if across is not None else up
         peak = float(acc.peak(precision))
         bf16 = float(acc.peak("bf16") or acc.peak("fp16") or peak)
