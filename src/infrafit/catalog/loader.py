@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import io
 import math
 import re
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from infrafit import safe_io
 from infrafit.catalog.schema import NUMERIC_KINDS, Column, Schema, check_unit_header
 from infrafit.errors import CatalogError, suggest
 
@@ -154,14 +156,20 @@ def _date(value: str, col: Column) -> str:
     return value
 
 
-def _rows(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """(first physical line, cells) for each row after the header; blank lines skipped."""
-    with path.open(newline="", encoding="utf-8-sig") as handle:
-        reader = csv.reader(handle)
-        start = 1
+def _rows(path: Path, cap: int) -> Iterator[tuple[int, list[str]]]:
+    """(first physical line, cells) for each row after the header; blank lines skipped. The file is
+    read through ``safe_io`` (a regular file of at most ``cap`` bytes, UTF-8, no NUL byte); a field
+    longer than ``safe_io.CSV_FIELD_MAX_BYTES`` or broken quoting is an error naming the line."""
+    text = safe_io.read_text_capped(path, cap, "catalog file")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    start = 1
+    try:
         for cells in reader:
             yield start, cells
             start = reader.line_num + 1
+    except csv.Error as exc:
+        raise CatalogError(f"not a readable CSV ({exc})", where=f"{path}:{reader.line_num}",
+                           fix=f"fix the quoting; fields are at most {safe_io.CSV_FIELD_MAX_BYTES:,} bytes") from None
 
 
 def _row_issues(rec: dict[str, object], schema: Schema) -> list[tuple[str, str]]:
@@ -189,9 +197,7 @@ def read_table(path: str | Path, schema: Schema, *, partial: bool = False, user:
     """
     path = Path(path)
     label = str(path)
-    if not path.is_file():
-        raise CatalogError(f"{label} does not exist", fix=f"create {schema.name}.csv or check the folder name")
-    rows = list(_rows(path))
+    rows = list(_rows(path, safe_io.OVERLAY_MAX_BYTES if user else safe_io.CSV_MAX_BYTES))
     if not rows:
         raise CatalogError("the file is empty", fix="add a header row with the columns of the table",
                            where=f"{label}:1")

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from infrafit import safe_io
 from infrafit.errors import InputError
 from infrafit.workload.arch import ModelArch
 
@@ -31,11 +32,13 @@ _QUANT_ALGO = {
 
 
 def _read_json(path: Path) -> dict:
+    text = safe_io.read_text_capped(path, safe_io.MODEL_CONFIG_MAX_BYTES, "model config")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"model config {str(path)!r} not found", fix="give the path of a config.json") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = json.loads(text)
+    except RecursionError:
+        raise InputError(f"model config {str(path)!r} is nested too deeply to be a config.json",
+                         fix="pass a Hugging Face config.json (a flat object of sizes and names)") from None
+    except (ValueError, json.JSONDecodeError) as e:
         raise InputError(
             f"model config {str(path)!r} is not readable JSON ({e.__class__.__name__}: {e})",
             fix="pass a Hugging Face config.json file",

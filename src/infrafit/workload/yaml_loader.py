@@ -21,9 +21,10 @@ from typing import Any
 
 import yaml
 
-from infrafit.errors import Problem, ProblemsError
+from infrafit import safe_io
+from infrafit.errors import InputError, Problem, ProblemsError
 
-MAX_FILE_BYTES = 1_000_000
+MAX_FILE_BYTES = safe_io.SPEC_MAX_BYTES
 MAX_ALIASES = 100
 MAX_NODES = 50_000
 MAX_DEPTH = 32
@@ -59,17 +60,19 @@ def read_spec_file(path: str | Path) -> tuple[str, str]:
     """Read ``path`` as UTF-8 text; returns ``(text, source_name)``. Raises ``ProblemsError``."""
     p = Path(path)
     source = str(path)
-    if not p.exists():
-        raise _fail(source, "no such file", "check the path; run `ls` on its folder to see what is there")
     if p.is_dir():
         raise _fail(source, "is a directory, not a spec file", "pass a YAML file inside it, e.g. examples/chatbot.yaml")
-    if p.stat().st_size > MAX_FILE_BYTES:
-        raise _fail(
-            source,
-            f"file is {p.stat().st_size} bytes; a workload spec is at most {MAX_FILE_BYTES} bytes",
-            "pass the workload spec itself, not a data file",
-        )
-    return decode_utf8(p.read_bytes(), source), source
+    found = safe_io.problem(p, MAX_FILE_BYTES)
+    if found is not None:
+        what, fix = found
+        if "bytes; at most" in what:
+            what, fix = f"{what} (a workload spec is small)", "pass the workload spec itself, not a data file"
+        raise _fail(source, what, fix)
+    try:
+        raw = safe_io.read_capped(p, MAX_FILE_BYTES, "spec")
+    except InputError as exc:  # changed between the check and the read
+        raise _fail(source, exc.what, exc.fix) from None
+    return decode_utf8(raw, source), source
 
 
 def decode_utf8(raw: bytes, source: str) -> str:

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import csv
 import importlib
+import io
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from infrafit import safe_io
 from infrafit.errors import InputError
 from infrafit.perf.types import SkipRow, ValidateContext
 
@@ -58,24 +61,79 @@ def _predictor(task: str, kind: str) -> Predictor | None:
 def read_rows(path: str | Path) -> list[dict[str, str]]:
     """The rows of a CSV in the canonical schema; bad files raise ``InputError`` naming the file."""
     p = Path(path)
-    fix = "give the path of a CSV in the canonical calibration schema"
-    if p.is_dir():
-        raise InputError(f"{p}: is a directory, not a CSV file", fix=fix)
-    if not p.is_file():
-        raise InputError(f"{p}: no such file", fix=fix)
+    text = safe_io.read_text_capped(p, safe_io.CSV_MAX_BYTES, "validation CSV")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise InputError(f"{p}: missing columns {', '.join(missing)}",
+                         fix="use the canonical schema (see docs/performance.md, 'validate')")
+    rows: list[dict[str, str]] = []
+    first_line: dict[str, int] = {}
     try:
-        with p.open(newline="", encoding="utf-8-sig") as fh:  # a BOM (Excel export) is not a column name
-            reader = csv.DictReader(fh)
-            missing = [c for c in REQUIRED_COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise InputError(f"{p}: missing columns {', '.join(missing)}",
-                                 fix="use the canonical schema (see docs/performance.md, 'validate')")
-            return [dict(r) for r in reader]
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: not UTF-8 text (byte {exc.start}: {exc.reason})",
-                         fix="save the CSV as UTF-8") from None
-    except (OSError, csv.Error) as exc:
-        raise InputError(f"{p}: cannot be read as CSV ({exc})", fix=fix) from None
+        for r in reader:
+            line = reader.line_num
+            if len(rows) >= MAX_ROWS:
+                raise InputError(f"{p}: more than {MAX_ROWS:,} rows",
+                                 fix="split the file; validate reads at most that many rows (docs/limits.md)")
+            row = {k: (v if isinstance(v, str) else "") for k, v in r.items() if k is not None}
+            row[LINE_KEY] = str(line)
+            rid = (row.get("row_id") or "").strip()
+            if rid and rid in first_line:
+                raise InputError(f"{p}:{line}: row_id {rid!r} repeats the row of line {first_line[rid]}",
+                                 fix="give every row its own row_id (results are keyed by it)")
+            first_line.setdefault(rid, line) if rid else None
+            rows.append(row)
+    except csv.Error as exc:
+        raise InputError(f"{p}:{reader.line_num}: not a readable CSV ({exc})",
+                         fix=f"fix the quoting; fields are at most {safe_io.CSV_FIELD_MAX_BYTES:,} bytes") from None
+    return rows
+
+
+#: Rows ``validate`` reads at most (a 1M-row file would take minutes and gigabytes).
+MAX_ROWS = 200_000
+#: Where each row's CSV line is kept (not a CSV column).
+LINE_KEY = "_csv_line"
+_COUNT_COLUMNS = ("accelerator_count", "nodes", "tp", "pp", "dp", "cp", "ep", "batch_size", "global_batch_size",
+                  "micro_batch_size", "max_num_seqs", "concurrency")
+_TOKEN_COLUMNS = ("input_tokens", "output_tokens", "seq_len", "mean_output_tokens_reported")
+#: Largest accelerator count or parallel degree a row may state (the biggest published systems are
+#: ~100k chips; 1e30 is a typo).
+MAX_COUNT = 1_000_000
+
+
+def screen_row(row: dict[str, str]) -> str | None:
+    """Why a row cannot be predicted honestly (named with its CSV line), or None. Counts must be whole
+    and positive, token lengths non-negative, the precision known, the measurement finite and positive."""
+    from infrafit.units import PRECISIONS
+
+    where = f"CSV line {row.get(LINE_KEY, '?')}"
+    if not (row.get("row_id") or "").strip():
+        return f"{where}: row_id is empty"
+    for col in _COUNT_COLUMNS:
+        text = (row.get(col) or "").strip()
+        if not text:
+            continue
+        try:
+            value = float(text)
+        except ValueError:
+            return f"{where}: {col} {text!r} is not a number"
+        if not (math.isfinite(value) and value == int(value) and 1 <= value <= MAX_COUNT):
+            return f"{where}: {col} {text!r} must be a whole number from 1 to {MAX_COUNT:,}"
+    for col in _TOKEN_COLUMNS:
+        text = (row.get(col) or "").strip()
+        if text:
+            try:
+                value = float(text)
+            except ValueError:
+                return f"{where}: {col} {text!r} is not a number"
+            if not (math.isfinite(value) and value >= 0):
+                return f"{where}: {col} {text!r} must be a finite number >= 0"
+    prec = (row.get("precision") or "").strip().lower()
+    if prec and prec not in PRECISIONS and prec not in ("mixed", "unknown"):
+        return f"{where}: precision {prec!r} is unknown (one of {', '.join(PRECISIONS)})"
+    if _measured(row) is None:
+        return f"{where}: metric_value {row.get('metric_value')!r} is missing, not finite or not positive"
+    return None
 
 
 def _measured(row: dict[str, str]) -> float | None:
@@ -83,7 +141,7 @@ def _measured(row: dict[str, str]) -> float | None:
         v = float(row["metric_value"])
     except (TypeError, ValueError):
         return None
-    return v if v > 0 else None
+    return v if math.isfinite(v) and v > 0 else None
 
 
 def predict_rows(rows: list[dict[str, str]], ctx: ValidateContext) -> tuple[dict[str, float], list[dict[str, str]]]:
@@ -94,6 +152,10 @@ def predict_rows(rows: list[dict[str, str]], ctx: ValidateContext) -> tuple[dict
     skipped: list[dict[str, str]] = []
     llm_rows = []
     for row in rows:
+        bad = screen_row(row)
+        if bad is not None:
+            skipped.append({"row_id": row.get("row_id") or f"(line {row.get(LINE_KEY)})", "reason": bad})
+            continue
         task = (row.get("task") or "").strip()
         kind = workload_kind(row, ctx) if task == "inference" else "*"
         if task == "inference" and kind == "decoder":
