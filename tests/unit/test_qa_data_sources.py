@@ -22,7 +22,7 @@ OLDEST = dt.date(2000, 1, 1)
 # A numeric column's name must say its unit: one of these endings (SI inside, DESIGN.md section 3) ...
 UNIT_SUFFIXES = (
     "_per_s", "_bytes", "_w", "_hz", "_usd", "_fraction", "_ratio", "_count", "_chips", "_months", "_weeks",
-    "_per_month", "_month", "_per_cycle_per_core", "_kwh", "_per_gb", "_s", "_days", "_hours",
+    "_per_month", "_month", "_per_cycle_per_core", "_kwh", "_per_gb", "_s", "_days", "_hours", "_deg",
 )
 # ... or be a generic `value` beside a `unit` column, or one of these dimensionless names (counts, codes).
 DIMENSIONLESS = {"rows_fitted", "fit_rows", "min_cpu_family"}

@@ -37,11 +37,12 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Print the resolved spec as JSON.")] = False,
 ) -> None:
     """Validate a workload spec; list every problem with file:line and how to fix it."""
+    from infrafit.catalog import load_catalog
     from infrafit.commands.output import print_json
     from infrafit.workload.spec import load_spec
     from infrafit.workload.spec_explain import render_yaml
 
-    workload = load_spec(spec)
+    workload = load_spec(spec, load_catalog())  # names (regions, places, providers) checked against it
     if as_json:
         print_json(workload.resolved())
         return

@@ -39,8 +39,8 @@ def _estimate(
     from infrafit.workload.spec import load_spec
 
     _check_numbers(count, tp, pp, ep * cp * (dp or 1), precision, concurrency, batch, requests_per_s)
-    workload = load_spec(spec)
     catalog = load_catalog()
+    workload = load_spec(spec, catalog)
     acc, count, host = _target(catalog, accelerator, count, offer)
     own_runtime = workload.model_arch().kind == "tabular" and stack == workload.framework  # served by its library
     stack = resolve_stack(catalog, stack, acc, workload.task) if stack is not None and not own_runtime else stack

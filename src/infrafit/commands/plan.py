@@ -39,8 +39,9 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
                          fix="name the file with .html or .md")
     if report is not None:
         _check_writable(report)
-    workload = load_spec(spec)
-    result = plan(workload, load_catalog(), objective=objective, top=top)
+    catalog = load_catalog()
+    workload = load_spec(spec, catalog)
+    result = plan(workload, catalog, objective=objective, top=top)
     if json_out:
         from infrafit.commands.output import print_json
 

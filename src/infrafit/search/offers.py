@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from infrafit.workload.names import provider_key
+
 MODE_KIND = {"cloud_on_demand": "cloud", "cloud_spot": "cloud", "cloud_reserved_1y": "cloud",
              "cloud_reserved_3y": "cloud", "dedicated_monthly": "dedicated", "on_prem": "on_prem"}
 
@@ -82,8 +84,8 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
     offers = place_on_prem(offers, regions, countries)
     kind = offers["mode"].map(MODE_KIND).fillna("other").to_numpy()
     mode_ok = np.isin(kind, allowed_kinds)
-    excluded_providers = {_slug(p) for p in workload.deployment.exclude_providers}
-    provider_ok = ~offers["provider"].map(_slug).isin(excluded_providers).to_numpy()
+    excluded_providers = {provider_key(p) for p in workload.deployment.exclude_providers}
+    provider_ok = ~offers["provider"].map(provider_key).isin(excluded_providers).to_numpy()
     place_ok = residency_mask(offers, regions, countries)
     # A price without its host (a GPU-only part of a cloud VM, a bare baseboard) is a component, not
     # something a team can deploy at that price: planning on it would understate the cost.

@@ -140,6 +140,23 @@ def budget_mask(workload, part: Part, fam_of_rows, failures: dict[str, list[str]
     return ok
 
 
+def _no_offers(workload, objective: str, kinds: tuple[str, ...], excluded: list[dict]) -> Plan:
+    """The plan when the hard filters leave no offer at all: no options (the command exits 3) and a
+    first exclusion line naming the constraints that emptied the catalog."""
+    pl, dep = workload.placement, workload.deployment
+    said = [f"deployment.allowed {list(dep.allowed)}"]
+    if not kinds:
+        said[0] += (" (hybrid only combines a training part and a serving part on two sites; "
+                    "add cloud, dedicated or on_prem)")
+    if pl.regions or pl.countries:
+        said.append(f"placement regions {list(pl.regions)} / countries {list(pl.countries)}")
+    if dep.exclude_providers:
+        said.append(f"deployment.exclude_providers {list(dep.exclude_providers)}")
+    head = {"what": "every offer", "reason": "no offer in the catalog is left after " + " and ".join(said)}
+    return Plan.from_dict({"workload": workload.resolved(), "objective": objective, "catalog_retrieved_on": "",
+                           "options": [], "excluded": [head, *excluded]})
+
+
 def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None) -> Plan:
     """The whole plan, typed (``Plan.to_dict()`` is the ``plan --json`` shape); no options when nothing
     meets the hard constraints (the command then exits 3)."""
@@ -161,6 +178,8 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
             excluded.append({"what": fam, "reason": c.reason(workload.framework, tuple(workload.custom_ops))})
     kept = filt.kept[filt.kept["family"].map(lambda f: compat[f].allowed)].reset_index(drop=True)
     kept, pruned_offers = prune_dominated(kept)
+    if kept.empty:
+        return _no_offers(workload, objective, kinds, excluded)
     parts: dict[str, Part] = {}
     failures: dict[str, list[str]] = {}
     if workload.is_training:

@@ -132,22 +132,24 @@ class SpecContradictions(Exception):  # noqa: N818 - carries problems out of pyd
 
 
 # --- loading --------------------------------------------------------------------------------------
-def load_spec(path: str | Path) -> Workload:
-    """Read and validate a workload spec file. Raises ``ProblemsError`` listing every problem."""
+def load_spec(path: str | Path, catalog: Any = None) -> Workload:
+    """Read and validate a workload spec file; with ``catalog``, its region, place and provider
+    names are checked against it too (``workload.names``). Raises ``ProblemsError`` listing every
+    problem."""
     text, source = read_spec_file(path)
     return parse_spec(text, source=source, base_dir=Path(path).resolve().parent,
-                      default_name=Path(path).stem)
+                      default_name=Path(path).stem, catalog=catalog)
 
 
 def parse_spec(text: str, source: str = "<string>", *, base_dir: str | Path | None = None,
-               default_name: str | None = None) -> Workload:
+               default_name: str | None = None, catalog: Any = None) -> Workload:
     """Validate spec text. ``base_dir`` anchors a relative ``model: {config: ...}`` path."""
     loaded = load_yaml_text(text, source)
-    return workload_from_data(loaded, base_dir=base_dir, default_name=default_name)
+    return workload_from_data(loaded, base_dir=base_dir, default_name=default_name, catalog=catalog)
 
 
 def workload_from_data(loaded: Loaded | dict[str, Any], *, base_dir: str | Path | None = None,
-                       default_name: str | None = None) -> Workload:
+                       default_name: str | None = None, catalog: Any = None) -> Workload:
     """Validate already-parsed data (a ``Loaded`` with lines, or a plain dict)."""
     from infrafit.workload import spec_checks, spec_problems
 
@@ -168,6 +170,10 @@ def workload_from_data(loaded: Loaded | dict[str, Any], *, base_dir: str | Path 
         raw += exc.problems
     if workload is not None:
         raw += spec_checks.model_problems(workload)
+        if catalog is not None:
+            from infrafit.workload.names import name_problems
+
+            raw += name_problems(workload, catalog)
     if raw:
         raise ProblemsError(spec_problems.located(raw, loaded), source=loaded.source)
     assert workload is not None

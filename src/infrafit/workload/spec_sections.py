@@ -251,7 +251,7 @@ DeploymentKind = Literal["cloud", "dedicated", "on_prem", "hybrid"]
 
 class Deployment(Section):
     allowed: Annotated[tuple[DeploymentKind, ...], Field(min_length=1)] = ("cloud", "dedicated", "on_prem")
-    exclude_providers: Annotated[tuple[t.Slug, ...], Field(max_length=200)] = ()
+    exclude_providers: Annotated[tuple[t.Provider, ...], Field(max_length=200)] = ()
     billing: Literal["pay_per_use", "prefer_fixed_monthly"] = "pay_per_use"
     portability_required: bool = False
     managed_preferred: bool = False

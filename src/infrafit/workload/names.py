@@ -1,0 +1,106 @@
+"""Names in a spec that must be right: checked against the catalog at ``check`` time.
+
+A region, training region, user place or provider the catalog does not know is an error with the
+closest known names (``tokio`` -> ``tokyo``), never silently planned around; a region whose country
+is not among ``placement.countries`` contradicts it. Your own site is named ``on-prem`` or
+``on-prem-<name>`` (where purchased hardware stands; it needs no catalog row).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from infrafit.errors import suggest
+
+PLACES_FILE = "places.csv"
+
+if TYPE_CHECKING:
+    from infrafit.workload.spec import Workload
+
+Triple = tuple[tuple[str | int, ...], str, str]
+ON_PREM_PREFIX = "on-prem"
+
+
+def slug(text: object) -> str:
+    """The form regions and places are compared in: lower case, spaces as dashes."""
+    return str(text or "").strip().lower().replace(" ", "-")
+
+
+def provider_key(name: object) -> str:
+    """The form providers are compared in: lower case letters and digits only (``vast.ai`` = ``VAST.AI``
+    = ``vastai``); the same rule the planner's provider filter uses."""
+    return re.sub(r"[^a-z0-9]", "", str(name or "").lower())
+
+
+@lru_cache(maxsize=1)
+def places() -> dict[str, tuple[str, float, float]]:
+    """Known places (``catalog/data/places.csv``, GeoNames cities of >= 250,000 people and the data
+    centre towns of the catalog): slug -> (country code, latitude deg, longitude deg)."""
+    text = resources.files("infrafit.catalog").joinpath("data", PLACES_FILE).read_text(encoding="utf-8")
+    return {r["id"]: (r["country"], float(r["lat_deg"]), float(r["lon_deg"]))
+            for r in csv.DictReader(io.StringIO(text, newline=""))}
+
+
+def _known(catalog: Any) -> dict[str, Any]:
+    offers = catalog.offers
+    regions: dict[str, set[str]] = {pid: {cc} for pid, (cc, _, _) in places().items()}
+    for region, country in zip(offers["region"], offers["country"], strict=True):
+        if isinstance(region, str) and region:
+            known_country = {str(country)} if isinstance(country, str) and country else set()
+            regions.setdefault(slug(region), set()).update(known_country)
+    offer_regions = {slug(r) for r in offers["region"] if isinstance(r, str) and r}
+    cities = {slug(c) for c in offers["city"] if isinstance(c, str) and c}
+    countries = {str(c) for c in offers["country"] if isinstance(c, str) and c}
+    providers = {provider_key(p): str(p) for p in offers["provider"]}
+    return {"regions": regions, "offer_regions": offer_regions, "cities": cities, "countries": countries,
+            "providers": providers}
+
+
+def _region_problems(path: tuple[str, ...], names: tuple[str, ...], known: dict[str, Any],
+                     countries: tuple[str, ...]) -> list[Triple]:
+    out: list[Triple] = []
+    regions = known["regions"]
+    sold = sorted(set(known["offer_regions"]) | known["cities"])
+    for i, name in enumerate(names):
+        if name.startswith(ON_PREM_PREFIX):
+            continue
+        if name not in regions and name not in known["cities"]:
+            hint = suggest(name, sold) or suggest(name, sorted(regions))  # the catalog's own regions first
+            out.append(((*path, i), f"{name!r} is neither a region of the catalog nor a known city{hint}",
+                        f"use a region of `infrafit catalog offers`, a city (docs/workload-spec.md, places), or "
+                        f"{ON_PREM_PREFIX}-<site> for hardware you place yourself"))
+            continue
+        where = regions.get(name, set())
+        if countries and where and not where & set(countries):
+            out.append(((*path, i), f"region {name!r} is in {', '.join(sorted(where))}, but placement.countries "
+                                    f"allows only {', '.join(countries)}",
+                        f"add {sorted(where)[0]} to placement.countries, or drop {name!r}"))
+    return out
+
+
+def name_problems(workload: Workload, catalog: Any) -> list[Triple]:
+    """Every region, place and provider name of ``workload`` the catalog does not know, and every
+    region/country contradiction, as (field path, what, fix)."""
+    known = _known(catalog)
+    pl, dep = workload.placement, workload.deployment
+    out = _region_problems(("placement", "regions"), pl.regions, known, pl.countries)
+    out += _region_problems(("placement", "training_regions"), pl.training_regions, known, pl.countries)
+    names = sorted(set(known["regions"]) | known["cities"])
+    for i, place in enumerate(pl.users_in):
+        name = place.lower()
+        if name not in known["regions"] and name not in known["cities"] and not (len(place) == 2 and place.isupper()):
+            out.append((("placement", "users_in", i), f"{place!r} is not a known place{suggest(name, names)}",
+                        "use a city of at least 250,000 people, a region of `infrafit catalog offers`, "
+                        "or a two-letter country code"))
+    for i, prov in enumerate(dep.exclude_providers):
+        if provider_key(prov) not in known["providers"]:
+            display = sorted(known["providers"].values())
+            out.append((("deployment", "exclude_providers", i),
+                        f"{prov!r} is not a provider in the catalog{suggest(prov, display)}",
+                        f"use one of {', '.join(display)}"))
+    return out
