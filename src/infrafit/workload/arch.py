@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from infrafit.units import bytes_per_element
 
@@ -45,6 +45,25 @@ class Component(BaseModel):
     runs_per_sample: float = 1.0  # runs per generated item; 0 = not used at inference (VAE encoder)
     per_step: bool = False  # runs once per denoising step x guidance_batch_factor (the UNet)
     source: str = ""
+
+
+#: Optional dimensions that must be positive when given.
+_POSITIVE = ("hidden_size", "num_layers", "num_attention_heads", "num_kv_heads", "head_dim", "intermediate_size",
+             "vocab_size", "max_position_embeddings", "num_experts", "experts_per_token", "moe_intermediate_size",
+             "shared_expert_intermediate_size", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+             "v_head_dim", "index_n_heads", "index_head_dim", "index_topk", "sliding_window", "linear_num_key_heads",
+             "linear_key_head_dim", "linear_num_value_heads", "linear_value_head_dim", "encoder_seq_len",
+             "reference_seq_len", "flops_per_sample_fwd", "params_override", "diffusion_steps", "image_size",
+             "num_trees", "tree_depth", "num_features")
+#: Counts that may be zero.
+_NON_NEGATIVE = ("type_vocab_size", "num_shared_experts", "first_dense_layers", "sliding_window_layers",
+                 "linear_attention_layers", "linear_conv_kernel_dim", "encoder_layers", "extra_params")
+#: Upper bounds far above every published model (the largest: hidden 18,432 and 61-126 layers, vocab
+#: ~262k, 384 experts), so only typos and hostile input trip them.
+_UPPER = {"hidden_size": 1_000_000, "num_layers": 10_000, "num_attention_heads": 100_000, "head_dim": 100_000,
+          "intermediate_size": 10_000_000, "vocab_size": 100_000_000, "num_experts": 100_000,
+          "moe_intermediate_size": 10_000_000, "max_position_embeddings": 1_000_000_000, "num_trees": 10_000_000,
+          "tree_depth": 1_000, "num_features": 10_000_000, "image_size": 100_000, "diffusion_steps": 100_000}
 
 
 class ModelArch(BaseModel):
@@ -118,6 +137,30 @@ class ModelArch(BaseModel):
     num_trees: int | None = None
     tree_depth: int | None = None
     num_features: int | None = None
+
+    # ------------------------------------------------------------------ sanity
+    @model_validator(mode="after")
+    def _physically_possible(self) -> ModelArch:
+        """Refuse sizes no model has: non-positive dimensions, KV heads above attention heads (or not
+        dividing them), experts per token above the experts, more special layers than layers, and
+        dimensions far beyond any published model (which would make ``check-model`` allocate TBs)."""
+        problems = [f"{name} must be > 0 (got {value})" for name in _POSITIVE
+                    if (value := getattr(self, name)) is not None and value <= 0]
+        problems += [f"{name} must be >= 0 (got {value})" for name in _NON_NEGATIVE if getattr(self, name) < 0]
+        problems += [f"{name} {value:,} is beyond any real model (at most {upper:,})" for name, upper in _UPPER.items()
+                     if (value := getattr(self, name)) is not None and value > upper]
+        heads, kv = self.num_attention_heads, self.num_kv_heads
+        if heads and kv and kv > 0 and (kv > heads or heads % kv):
+            problems.append(f"num_kv_heads {kv} must divide num_attention_heads {heads} (grouped-query attention)")
+        if self.experts_per_token is not None and self.experts_per_token > (self.num_experts or 0):
+            problems.append(f"experts_per_token {self.experts_per_token} exceeds num_experts {self.num_experts or 0}")
+        layers = self.num_layers or 0
+        for name in ("first_dense_layers", "sliding_window_layers", "linear_attention_layers"):
+            if layers and getattr(self, name) > layers:
+                problems.append(f"{name} {getattr(self, name)} exceeds num_layers {layers}")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
 
     # ------------------------------------------------------------------ structure
     @property

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from infrafit import safe_io
 from infrafit.errors import InputError
 from infrafit.workload.arch import ModelArch
@@ -235,4 +237,19 @@ def _build(mt, c, top, *, model_id, where, precision, source) -> ModelArch:
                  encoder_seq_len=c.get("max_source_positions", 1500),
                  extra_params=float(3 * hidden * (c.get("num_mel_bins", 80) + hidden)))
     f["extra_params"] = f.get("extra_params", 0.0) + _vision_params(top.get("vision_config"))
-    return ModelArch(**f)
+    return build_arch(f, str(f.get("id") or "the model"))
+
+
+def build_arch(fields: dict[str, Any], what: str) -> ModelArch:
+    """``ModelArch(**fields)``, with a validation failure as an ``InputError`` in plain words (the
+    fields at fault, no validator internals)."""
+    try:
+        return ModelArch(**fields)
+    except ValidationError as exc:
+        parts = []
+        for err in exc.errors(include_url=False):
+            loc = ".".join(str(x) for x in err.get("loc", ()))
+            msg = str(err.get("msg", "")).removeprefix("Value error, ")
+            parts.append(f"{loc}: {msg}" if loc else msg)
+        raise InputError(f"{what}: impossible architecture ({'; '.join(parts)})",
+                         fix="correct those fields (sizes are positive whole numbers; see docs/models.md)") from None
