@@ -20,6 +20,7 @@ import typer
 from infrafit import __version__
 from infrafit.errors import ExitCode, InfrafitError
 from infrafit.settings import ACTIVE_OVERLAY
+from infrafit.signals import Terminated, terminate_raises
 
 app = typer.Typer(
     name="infrafit",
@@ -96,7 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args or os.environ.get("INFRAFIT_DEBUG") == "1"
     try:
-        return program(args)
+        with terminate_raises():
+            return program(args)
+    except Terminated:
+        _eprint("terminated (SIGTERM)")
+        return ExitCode.TERMINATED
     except InfrafitError as exc:
         if debug:
             traceback.print_exc()

@@ -136,11 +136,48 @@ def direct_io_supported(folder: Path) -> bool:
         probe.unlink(missing_ok=True)
 
 
+#: Temp files the storage benchmarks write, with the writer's PID in the name.
+TEMP_PATTERNS = (".infrafit-bench-*.dat", ".infrafit-ckpt-*.pt")
+
+
+def _close(buf: Any) -> None:
+    """Close the aligned buffer; an interrupt (Ctrl-C, SIGTERM) in the middle of a write can leave a
+    view of it alive for a moment, and then the mapping is freed with the frame instead."""
+    try:
+        buf.close()
+    except BufferError:
+        pass
+
+
+def remove_stale_temp_files(folder: Path) -> list[Path]:
+    """Remove benchmark temp files in ``folder`` left by runs whose process is gone (killed with
+    SIGKILL, or a power cut); a live run's file is kept. Returns what was removed."""
+    removed = []
+    for pattern in TEMP_PATTERNS:
+        for path in Path(folder).glob(pattern):
+            pid_text = path.name.split("-")[-1].split(".")[0]
+            if pid_text.isdigit() and not _pid_alive(int(pid_text)):
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
+
+
 def storage_sequential(folder: Path, size_bytes: float, reps: int = 3) -> dict[str, Any]:
     """Sequential write (with fsync) and read throughput of a ``size_bytes`` file in ``folder``."""
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(f"storage path {folder} is not a directory", fix="pass an existing folder with --path")
+    remove_stale_temp_files(folder)
     size = max(ALIGN, int(size_bytes) // ALIGN * ALIGN)
     direct = direct_io_supported(folder)
     buf = _aligned_buffer(min(BLOCK_BYTES, size))
@@ -154,7 +191,7 @@ def storage_sequential(folder: Path, size_bytes: float, reps: int = 3) -> dict[s
             reads.append(_read_file(path, buf, direct))
     finally:
         path.unlink(missing_ok=True)
-        buf.close()
+        _close(buf)
     return {"write": Timing(tuple(writes), 0), "read": Timing(tuple(reads), 0), "size_bytes": float(size),
             "cache_bypass": method}
 
@@ -164,6 +201,7 @@ def checkpoint_write(folder: Path, size_bytes: float, reps: int = 3) -> dict[str
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(f"storage path {folder} is not a directory", fix="pass an existing folder with --path")
+    remove_stale_temp_files(folder)
     size = max(ALIGN, int(size_bytes))
     buf = _aligned_buffer(min(BLOCK_BYTES, max(ALIGN, size // ALIGN * ALIGN)))
     path = folder / f".infrafit-ckpt-{os.getpid()}.pt"
@@ -171,5 +209,5 @@ def checkpoint_write(folder: Path, size_bytes: float, reps: int = 3) -> dict[str
         times = [_write_file(path, size, buf, direct=False) for _ in range(reps)]
     finally:
         path.unlink(missing_ok=True)
-        buf.close()
+        _close(buf)
     return {"timing": Timing(tuple(times), 0), "size_bytes": float(size)}

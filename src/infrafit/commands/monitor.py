@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from infrafit.errors import ExitCode
+
 
 def register(app: typer.Typer) -> None:
     app.command(
@@ -74,6 +76,9 @@ def monitor_cmd(
         _print_summary(data, stdout)
     if result.gpu_note:
         note(result.gpu_note)
+    if result.stopped_by == "SIGTERM":  # summary stored, watched command stopped: exit as a terminated process
+        note("stopped by SIGTERM: summary stored, the watched command was stopped")
+        raise typer.Exit(code=ExitCode.TERMINATED)
 
 
 def _check_options(duration: float | None, usd_per_hour: float | None, port: int | None) -> None:

@@ -21,6 +21,7 @@ from infrafit.errors import InputError
 from infrafit.monitor import storage
 from infrafit.monitor.classify import Summary, classify, summarise
 from infrafit.monitor.sampler import Sample, Sampler
+from infrafit.signals import Terminated
 from infrafit.store import connect
 from infrafit.units import BITS_PER_BYTE, MB, SECONDS_PER_HOUR
 
@@ -34,6 +35,7 @@ class MonitorResult:
     usd_per_hour: float | None
     gpu_note: str | None
     advice: list[str]
+    stopped_by: str | None = None  # "SIGTERM" or "Ctrl-C" when the watch was interrupted
 
     @property
     def cost_usd(self) -> float | None:
@@ -46,6 +48,7 @@ class MonitorResult:
             "run_id": self.run_id,
             "target": self.target,
             "exit_code": self.exit_code,
+            "stopped_by": self.stopped_by,
             "duration_s": self.summary.duration_s,
             "samples": self.summary.samples,
             "bottleneck": self.summary.dominant,
@@ -118,6 +121,7 @@ def monitor(
     link = link_bytes_per_s()
     samples: list[Sample] = []
     exit_code: int | None = None
+    stopped_by: str | None = None
     t_end = time.monotonic() + duration_s if duration_s else None
     try:
         while True:
@@ -135,8 +139,10 @@ def monitor(
                 break
             if t_end is not None and time.monotonic() >= t_end:
                 break
+    except Terminated:
+        stopped_by = "SIGTERM"  # the summary below is still written; the command then exits 143
     except KeyboardInterrupt:
-        pass  # the summary below is still written
+        stopped_by = "Ctrl-C"  # the summary below is still written
     finally:
         if proc is not None and proc.poll() is None:
             proc.terminate()
@@ -147,7 +153,8 @@ def monitor(
                 exit_code = proc.wait()
         summary = summarise(samples, link)
         advice = advise(summary, usd_per_hour) if advise else []
-        result = MonitorResult(run_id, target, exit_code, summary, usd_per_hour, sampler.gpu_note, advice)
+        result = MonitorResult(run_id, target, exit_code, summary, usd_per_hour, sampler.gpu_note, advice,
+                               stopped_by)
         storage.finish_run(conn, run_id, result.to_json())
         conn.close()
     return result
