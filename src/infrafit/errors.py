@@ -96,15 +96,20 @@ class Problem:
         return f"{loc + ': ' if loc else ''}{self.what}. To fix: {self.fix}"
 
 
+#: Problems listed in one message; the rest are counted (30,000 unknown keys are one mistake, not 30,000 lines).
+MAX_PROBLEMS_SHOWN = 50
+
+
 class ProblemsError(InputError):
     """Several problems found at once (a spec or a data file); lists every one."""
 
     def __init__(self, problems: list[Problem], *, source: str | None = None) -> None:
         self.problems = list(problems)
         n = len(self.problems)
-        what = f"{n} problem{'s' if n != 1 else ''} in {source or 'input'}:\n" + "\n".join(
-            f"  - {p}" for p in self.problems
-        )
+        shown = self.problems[:MAX_PROBLEMS_SHOWN]
+        what = f"{n} problem{'s' if n != 1 else ''} in {source or 'input'}:\n" + "\n".join(f"  - {p}" for p in shown)
+        if n > len(shown):
+            what += f"\n  ... and {n - len(shown):,} more (the first {len(shown)} are shown)"
         super().__init__(what, fix="correct each listed field and run again", where=None)
 
     @property

@@ -2,17 +2,77 @@
 
 from __future__ import annotations
 
+import ipaddress
+import threading
+from socketserver import ThreadingMixIn
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from infrafit.errors import InputError
 from infrafit.monitor.sampler import Sample
+
+#: Connections served at once; further ones are closed at once (a scraper needs one).
+MAX_CONNECTIONS = 8
+#: Seconds an idle connection may hold a worker before it is dropped.
+CONNECTION_TIMEOUT_S = 10.0
+
+
+def _check_address(addr: str) -> None:
+    """``--bind`` must be an IP address (``999.1.1.1`` is not one; a port problem is another matter)."""
+    try:
+        ipaddress.ip_address(addr)
+    except ValueError:
+        raise InputError(f"--bind {addr!r}: not an IP address",
+                         fix="give an address such as 127.0.0.1 (this machine only) or 0.0.0.0 "
+                             "(all interfaces)") from None
+
+
+class _QuietHandler(WSGIRequestHandler):
+    timeout = CONNECTION_TIMEOUT_S  # an idle client is dropped instead of holding a worker forever
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+        pass  # scrapes are not diagnostics
+
+
+class _BoundedServer(ThreadingMixIn, WSGIServer):
+    """A threaded WSGI server that runs at most ``MAX_CONNECTIONS`` handlers at once and closes any
+    connection beyond that (prometheus_client's own server starts a thread per connection, unbounded)."""
+
+    daemon_threads = True
+    slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except Exception:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+
+def serve_bounded(port: int, addr: str, registry: Any) -> _BoundedServer:
+    """Serve ``registry`` at ``http://addr:port/metrics`` from one background thread."""
+    from prometheus_client import make_wsgi_app
+
+    server = make_server(addr, port, make_wsgi_app(registry), server_class=_BoundedServer, handler_class=_QuietHandler)
+    server.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)  # per server, not shared between exporters
+    threading.Thread(target=server.serve_forever, name="infrafit-prometheus", daemon=True).start()
+    return server
 
 
 class Exporter:
     """Gauges on a private registry, updated once per sample."""
 
     def __init__(self, port: int, addr: str = "127.0.0.1") -> None:
-        from prometheus_client import CollectorRegistry, Gauge, start_http_server
+        from prometheus_client import CollectorRegistry, Gauge
 
         self.registry = CollectorRegistry()
         g = lambda name, doc, labels=(): Gauge(name, doc, labels, registry=self.registry)  # noqa: E731
@@ -27,8 +87,9 @@ class Exporter:
         self.gpu_mem = g("infrafit_gpu_memory_used_bytes", "GPU memory in use", ("gpu",))
         self.gpu_power = g("infrafit_gpu_power_watts", "GPU power draw", ("gpu",))
         self.bottleneck = g("infrafit_bottleneck", "1 for the current bottleneck class", ("class",))
+        _check_address(addr)
         try:
-            self.server: Any = start_http_server(port, addr=addr, registry=self.registry)
+            self.server: Any = serve_bounded(port, addr, self.registry)
         except OSError as exc:
             raise InputError(f"--prometheus {port}: cannot listen on {addr}:{port} ({exc.strerror})",
                              fix="choose a free port, e.g. --prometheus 9464") from None
@@ -55,6 +116,5 @@ class Exporter:
             self.bottleneck.labels(name).set(1.0 if name == bottleneck else 0.0)
 
     def close(self) -> None:
-        server = self.server[0] if isinstance(self.server, tuple) else None
-        if server is not None:
-            server.shutdown()
+        self.server.shutdown()
+        self.server.server_close()

@@ -227,5 +227,6 @@ def write_report(plan: Plan, path: Path) -> None:
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
     except OSError as exc:
+        tmp.unlink(missing_ok=True)  # a full disk (ENOSPC) must not leave a half-written FILE.tmp
         raise InputError(f"cannot write report {path}: {exc.strerror}",
                          fix="choose a writable path for --report") from None

@@ -1,0 +1,118 @@
+"""Hostile inputs and faults of issue 18, as a table: each case runs the real CLI in-process and
+checks the exit code and a part of the message (always with "To fix:"), never a traceback.
+Files are made in a temporary folder: devices, FIFOs, binary and deeply nested files, impossible
+architectures, bad validation rows, names the catalog does not know."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from infrafit.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = yaml.safe_load((ROOT / "examples" / "chatbot-asia.yaml").read_text())
+CALIBRATION = (ROOT / "benchmarks" / "data" / "calibration.csv").read_text().splitlines()
+LLAMA = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+         "num_key_value_heads": 8, "vocab_size": 32000, "intermediate_size": 11008}
+
+
+def _spec(tmp: Path, name: str, **changes) -> str:
+    data = {**BASE, **changes}
+    path = tmp / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def _config_spec(tmp: Path, name: str, **fields) -> str:
+    (tmp / f"{name}.json").write_text(json.dumps({**LLAMA, **fields}))
+    return _spec(tmp, name, model=str(tmp / f"{name}.json"))
+
+
+def _cases(tmp: Path) -> dict[str, tuple[list[str], int, str]]:
+    (tmp / "fifo.yaml").exists() or os.mkfifo(tmp / "fifo.yaml")
+    (tmp / "zero.yaml").exists() or (tmp / "zero.yaml").symlink_to("/dev/zero")
+    (tmp / "deep.json").write_text('{"a":' * 50_000 + "1" + "}" * 50_000)
+    (tmp / "binary.csv").write_bytes(b"row_id,x\n" + bytes(range(256)) * 10)
+    (tmp / "overlay").mkdir(exist_ok=True)
+    (tmp / "overlay" / "offers.csv").write_bytes(b"id,provider\n\x00\x01\x02\n")
+    (tmp / "bigfield").mkdir(exist_ok=True)
+    (tmp / "bigfield" / "offers.csv").write_text('id,provider\n"' + "x" * 200_000 + '",aws\n')
+    dup = [CALIBRATION[0], CALIBRATION[1], CALIBRATION[1]]
+    (tmp / "dup.csv").write_text("\n".join(dup) + "\n")
+    return {
+        "spec is a FIFO": (["check", str(tmp / "fifo.yaml")], 2, "FIFO (named pipe), not a regular file"),
+        "spec is /dev/zero": (["check", str(tmp / "zero.yaml")], 2, "character device"),
+        "deeply nested config": (["check", _spec(tmp, "deep", model=str(tmp / "deep.json"))], 2, "nested too deeply"),
+        "binary CSV": (["validate", str(tmp / "binary.csv")], 2, "NUL byte"),
+        "binary overlay": (["--catalog-dir", str(tmp / "overlay"), "catalog", "offers"], 2, "NUL byte"),
+        "overlay field over 128 KiB": (["--catalog-dir", str(tmp / "bigfield"), "catalog", "offers"], 2,
+                                       "not a readable CSV"),
+        "duplicate row_id": (["validate", str(tmp / "dup.csv")], 2, "repeats the row of line"),
+        "negative hidden size": (["check", _config_spec(tmp, "neg", hidden_size=-4096)], 2, "hidden_size must be > 0"),
+        "kv heads above heads": (["check", _config_spec(tmp, "kv", num_key_value_heads=64)], 2,
+                                 "num_kv_heads 64 must divide"),
+        "experts per token above experts": (["check", _config_spec(tmp, "moe", num_local_experts=8,
+                                                                   num_experts_per_tok=9)], 2, "exceeds num_experts"),
+        "fractional layers": (["check", _config_spec(tmp, "frac", num_hidden_layers=32.5)], 2, "fractional part"),
+        "absurd size": (["check", _config_spec(tmp, "huge", hidden_size=10**9)], 2, "beyond any real model"),
+        "region typo": (["check", _spec(tmp, "tokio", placement={"regions": ["tokio"]})], 2, "did you mean 'tokyo'"),
+        "unknown place": (["check", _spec(tmp, "atl", placement={"regions": ["tokyo"], "users_in": ["atlantis"]})],
+                          2, "not a known place"),
+        "region against country": (["check", _spec(tmp, "rc", placement={"regions": ["tokyo"], "countries": ["DE"]})],
+                                   2, "is in JP"),
+        "provider by near name": (["check", _spec(tmp, "vast", deployment={"allowed": ["cloud"],
+                                                                           "exclude_providers": ["vast"]})],
+                                  2, "did you mean 'vast.ai'"),
+        "growth below -100%": (["check", _spec(tmp, "growth", growth={"traffic_per_month": -2})], 2, ">= -1"),
+        "only hybrid for inference": (["plan", _spec(tmp, "hybrid", deployment={"allowed": ["hybrid"]})], 3,
+                                      "hybrid only combines"),
+        "bind not an address": (["monitor", "--prometheus", "9464", "--bind", "999.1.1.1", "--duration", "1"], 2,
+                                "not an IP address"),
+    }
+
+
+
+
+@pytest.mark.parametrize("name", [
+    "spec is a FIFO", "spec is /dev/zero", "deeply nested config", "binary CSV", "binary overlay",
+    "overlay field over 128 KiB", "duplicate row_id", "negative hidden size", "kv heads above heads",
+    "experts per token above experts", "fractional layers", "absurd size", "region typo", "unknown place",
+    "region against country", "provider by near name", "growth below -100%", "only hybrid for inference",
+    "bind not an address",
+])
+def test_hostile_input(name, tmp_path, capsys):
+    args, code, part = _cases(tmp_path)[name]
+    got = main(args)
+    err = capsys.readouterr().err
+    assert got == code, err
+    assert part in err and "To fix" in err and "Traceback" not in err, err
+
+
+def test_thirty_thousand_unknown_keys_show_the_first_fifty(tmp_path, capsys):
+    spec = tmp_path / "keys.yaml"
+    spec.write_text(yaml.safe_dump({**BASE, **{f"k{i}": 1 for i in range(30_000)}}))
+    assert main(["check", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "30,000 problems" in err.replace("30000", "30,000") or "30000 problems" in err
+    assert "and 29,950 more" in err and err.count("\n  - ") <= 50
+
+
+def test_a_full_disk_leaves_no_half_written_report(tmp_path, monkeypatch):
+    from infrafit.report import render
+    from infrafit.search.types import Plan
+
+    def no_space(self, target):  # noqa: ANN001, ANN202
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "replace", no_space)
+    plan = Plan.from_dict({"workload": {"name": "x"}, "objective": "cost", "catalog_retrieved_on": "",
+                           "options": [], "excluded": []})
+    with pytest.raises(Exception, match="No space left"):
+        render.write_report(plan, tmp_path / "r.md")
+    assert not list(tmp_path.iterdir()), "FILE.tmp left behind"
