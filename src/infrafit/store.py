@@ -51,12 +51,18 @@ def connect(path: Path | str | None = None) -> sqlite3.Connection:
 
 def ensure_schema(conn: sqlite3.Connection, ddl: str) -> None:
     """Create an area's tables (``CREATE TABLE IF NOT EXISTS ...`` statements)."""
-    with conn:
+    with transaction(conn):
         conn.executescript(ddl)
 
 
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """Commit on success, roll back on error: a batch lands whole or not at all."""
-    with conn:
-        yield conn
+    """Commit on success, roll back on error: a batch lands whole or not at all. A database that
+    cannot be written (read-only file or folder, full disk, locked past the timeout) is an
+    ``InputError`` (exit 2); what was committed before stays."""
+    try:
+        with conn:
+            yield conn
+    except sqlite3.OperationalError as exc:
+        raise InputError(f"cannot write the results database: {exc}",
+                         fix="free disk space, or pass a writable file with --db (or INFRAFIT_DB)") from None

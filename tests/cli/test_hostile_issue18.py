@@ -116,3 +116,30 @@ def test_a_full_disk_leaves_no_half_written_report(tmp_path, monkeypatch):
     with pytest.raises(Exception, match="No space left"):
         render.write_report(plan, tmp_path / "r.md")
     assert not list(tmp_path.iterdir()), "FILE.tmp left behind"
+
+
+def test_a_database_that_cannot_be_written_is_exit_2_and_keeps_what_was_stored(tmp_path):
+    """A read-only or full database (here: SQLite's query_only, the same OperationalError as a
+    read-only file or a full disk) is a clear InputError; rows committed before stay."""
+    from infrafit.errors import InputError
+    from infrafit.monitor import storage
+    from infrafit.store import connect
+
+    conn = connect(tmp_path / "r.db")
+    run_id = storage.start_run(conn, "machine", 1.0, {"host": "x"}, None)
+    conn.execute("PRAGMA query_only = ON")
+    with pytest.raises(InputError, match="cannot write the results database") as info:
+        storage.finish_run(conn, run_id, {"samples": 0})
+    assert "To fix" in str(info.value)
+    conn.close()
+    again = connect(tmp_path / "r.db")
+    assert again.execute("select count(*) from monitor_runs").fetchone()[0] == 1
+
+
+def test_check_model_refuses_a_model_that_would_not_fit_in_memory(tmp_path, capsys):
+    cfg = tmp_path / "absurd.json"
+    cfg.write_text(json.dumps({**LLAMA, "intermediate_size": 10_000_000, "num_hidden_layers": 9000}))
+    pytest.importorskip("torch")
+    assert main(["check-model", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "of fp32 weights; this machine has" in err and "To fix" in err

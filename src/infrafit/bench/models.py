@@ -14,6 +14,7 @@ import torch.nn.functional as F  # noqa: N812 - the conventional name
 from torch import nn
 
 from infrafit.bench.shapes import RESNET50_STAGES, RESNET_EXPANSION, BenchShape
+from infrafit.errors import InputError
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -148,8 +149,30 @@ class ResNet(nn.Module):
         return self.blocks(self.stem(x)).mean(dim=(2, 3))
 
 
+#: Share of the available memory one model's fp32 weights may take (the precision checks copy it).
+MAX_MEMORY_SHARE = 0.4
+
+
+def check_fits_in_memory(shape: BenchShape) -> None:
+    """Refuse a shape whose fp32 weights would not fit in this machine's available memory, before any
+    allocation (a config with absurd but valid sizes would otherwise ask the allocator for terabytes)."""
+    import psutil
+
+    from infrafit.bench.shapes import params
+    from infrafit.units import fmt_bytes
+
+    need = params(shape) * 4.0
+    available = float(psutil.virtual_memory().available)
+    if need > MAX_MEMORY_SHARE * available:
+        raise InputError(f"{shape.model_id}: {shape.num_layers} layer(s) at this width need {fmt_bytes(need)} of "
+                         f"fp32 weights; this machine has {fmt_bytes(available)} available",
+                         fix="use --quick (narrower layers), fewer layers, or a machine with more memory")
+
+
 def build_model(shape: BenchShape, seed: int = 0) -> nn.Module:
-    """A model of ``shape`` with random weights (seeded; no checkpoint is ever loaded)."""
+    """A model of ``shape`` with random weights (seeded; no checkpoint is ever loaded); refused first
+    when its weights would not fit in memory."""
+    check_fits_in_memory(shape)
     torch.manual_seed(seed)
     model = ResNet(shape) if shape.kind == "cnn" else Transformer(shape)
     return model.eval()
