@@ -58,14 +58,19 @@ def clear_cache() -> None:
 @lru_cache(maxsize=16)
 def _load(base: str, overlay: str | None, signature: tuple = ()) -> Catalog:  # noqa: ARG001 - cache key
     overlay_files = _overlay_files(overlay) if overlay else {}
-    tables = {}
+    tables, builtin = {}, {}
     for name, schema in TABLES.items():
         frame = read_table(Path(base) / f"{name}.csv", schema)
+        builtin[name] = frame
         if name in overlay_files:
             user = read_table(overlay_files[name], schema, partial=True, user=True)
             frame = merge_overlay(frame, user, schema.key)
         tables[name] = frame
     _check_references(tables)
+    if overlay_files:
+        from infrafit.catalog.overlay_checks import check_overlay
+
+        check_overlay(builtin, tables)
     accelerators = {
         row["id"]: Accelerator.from_row(row) for row in tables["accelerators"].to_dict(orient="records")
     }

@@ -60,6 +60,8 @@ ALIASES = Schema(
     (
         text("alias", "another name for an accelerator (case-insensitive; spaces, _ and - are equivalent)"),
         text("accelerator_id", "the id in accelerators.csv it resolves to"),
+        Column("remaps_builtin", "bool", required=False,
+               doc="overlay rows only: true lets this row point a built-in alias at another accelerator"),
         *provenance(),
     ),
     key=("alias",),

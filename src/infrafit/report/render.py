@@ -53,7 +53,8 @@ def _hardware_cell(o: Option) -> str:
 
 
 def _deployment_cell(o: Option) -> str:
-    return f"{_MODE_SHORT.get(o.deployment, o.deployment)} · {o.provider or '-'} · {o.region or '-'}"
+    mark = " (your overlay)" if o.user_row else ""  # a price the user supplied, not a sourced catalog row
+    return f"{_MODE_SHORT.get(o.deployment, o.deployment)} · {o.provider or '-'}{mark} · {o.region or '-'}"
 
 
 def _parts_cell(o: Option, cell: Callable[[Option], str]) -> str:

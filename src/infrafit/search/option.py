@@ -128,10 +128,18 @@ def option_json(part, i: int, ctx: dict) -> dict:
     lock = _lock_in(catalog, cfg["stack"], row["family"])
     if lock:
         risks.append(lock)
+    user = bool(row.get("user_row", False))
+    if user:
+        risks.insert(0, f"price from your catalog overlay ({row.get('origin_file')}:{row.get('origin_line')}), "
+                        "not a sourced catalog row")
+    acc_row = catalog.accelerator(str(row["accelerator_id"]))
+    if acc_row.user_row:
+        risks.insert(0, f"{acc_row.id}'s figures come from your catalog overlay, not a sourced datasheet row")
     return {
         "accelerator": cfg["accelerator"], "count": int(cfg["count"]), "precision": cfg["precision"],
         "stack": cfg["stack"], "deployment": str(row["mode"]), "provider": str(row["provider"]),
         "region": str(row["region"] or ""), "country": str(row["country"] or ""), "family": row["family"],
-        "offer_id": str(row["id"]), "price_retrieved_on": str(row["retrieved_on"]),
+        "offer_id": str(row["id"]), "user_row": user or acc_row.user_row,
+        "price_retrieved_on": str(row["retrieved_on"]),
         "server": _server(catalog, row), "performance": perf, "cost": cost, "why": why, "risks": risks,
     }
