@@ -102,7 +102,9 @@ _DURATION_UNITS: Final[dict[str, float]] = {
     "d": SECONDS_PER_DAY, "day": SECONDS_PER_DAY, "days": SECONDS_PER_DAY,
     "w": 7 * SECONDS_PER_DAY, "week": 7 * SECONDS_PER_DAY, "weeks": 7 * SECONDS_PER_DAY,
 }
-_NUM_UNIT = re.compile(r"^\s*([+-]?(?:\d[\d_,]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Zµ]*)\s*$")
+#: ASCII digits only: Python's ``\d`` also matches full-width and other scripts' digits ("２０", "٢٤"),
+#: which ``float`` would then read as numbers.
+_NUM_UNIT = re.compile(r"^\s*([+-]?(?:\d[\d_,]*\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([a-zA-Zµ]*)\s*$", re.ASCII)
 
 
 class UnitParseError(ValueError):
@@ -112,6 +114,8 @@ class UnitParseError(ValueError):
 def _split(text: str, what: str) -> tuple[float, str]:
     match = _NUM_UNIT.match(text)
     if not match:
+        if any(ch.isdigit() and not ch.isascii() for ch in text):
+            raise UnitParseError(f"{text!r} is not a {what}: it uses non-ASCII digits; write 0-9")
         raise UnitParseError(f"{text!r} is not a {what}")
     number = float(match.group(1).replace(",", "").replace("_", ""))
     if not math.isfinite(number):

@@ -143,3 +143,25 @@ def test_check_model_refuses_a_model_that_would_not_fit_in_memory(tmp_path, caps
     assert main(["check-model", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert "of fp32 weights; this machine has" in err and "To fix" in err
+
+
+@pytest.mark.parametrize("text", ["２０", "٢٤", "२०", "1２"])
+def test_non_ascii_digits_are_refused_not_read_as_numbers(text, tmp_path, capsys):
+    spec = _spec(tmp_path, "digits", horizon_months=text)
+    assert main(["check", spec]) == 2
+    err = capsys.readouterr().err
+    assert "non-ASCII digits" in err and "To fix" in err
+
+
+def test_no_validator_internals_in_messages(tmp_path, capsys):
+    """Wrong types, shapes and values across the spec: no pydantic class names, URLs or reprs."""
+    cases = {"horizon_months": [1, 2], "budget": {"monthly_usd": {"a": 1}},
+             "model": {"preset": "llama3.1-8b", "config": "x.json"}, "usage": "sometimes",
+             "deployment": {"allowed": "cloud"}, "training": {"tokens": "many"}, "placement": {"regions": 7}}
+    for i, (key, value) in enumerate(cases.items()):
+        assert main(["check", _spec(tmp_path, f"t{i}", **{key: value})]) == 2
+        err = capsys.readouterr().err
+        for leak in ("errors.pydantic.dev", "ValidationError", "ModelRef", "datetime.date(", "TypeError",
+                     "input_value=", "[type="):
+            assert leak not in err, (key, err)
+        assert "To fix" in err
