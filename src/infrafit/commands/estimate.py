@@ -205,10 +205,16 @@ def _validate(
     ] = None,
 ) -> None:
     """Predict each published measurement in DATA and report the error."""
-    from infrafit.commands.output import print_json
+    import sys
+
+    from infrafit.commands.output import print_json, stderr
     from infrafit.perf import validate_csv
 
-    result = validate_csv(data, model_configs)
+    if sys.stderr.isatty():  # a large file takes a while: say what runs (diagnostics on stderr)
+        with stderr.status(f"validating {data.name}: predicting every row ..."):
+            result = validate_csv(data, model_configs)
+    else:
+        result = validate_csv(data, model_configs)
     if as_json:
         print_json(result)
         return
