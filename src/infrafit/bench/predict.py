@@ -12,12 +12,14 @@ the catalog overlay folder (``--catalog-dir`` / ``INFRAFIT_CATALOG``).
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from infrafit import safe_io
 from infrafit.bench.hardware import HostInfo, cpu_peak_flops_per_s
 from infrafit.perf import CALIBRATION_COLUMNS, CALIBRATION_FILE, OPS_PER_LAYER, roofline_time_s
 from infrafit.settings import overlay_dir as active_overlay
@@ -72,12 +74,12 @@ def load_efficiency(accelerator_id: str, overlay_dir: str | Path | None = None) 
     if path is None or not path.exists():
         return {}
     out = {}
-    with path.open(newline="") as fh:
-        for row in csv.DictReader(fh):
-            if row.get("accelerator_id") == accelerator_id:
-                out[row["precision"]] = Efficiency(float(row["eff_compute_fraction"]),
-                                                   float(row["eff_memory_fraction"]),
-                                                   float(row["op_overhead_s"]), row["source"])
+    text = safe_io.read_text_capped(path, safe_io.OVERLAY_MAX_BYTES, "calibration file")
+    for row in csv.DictReader(io.StringIO(text, newline="")):
+        if row.get("accelerator_id") == accelerator_id:
+            out[row["precision"]] = Efficiency(float(row["eff_compute_fraction"]),
+                                               float(row["eff_memory_fraction"]),
+                                               float(row["op_overhead_s"]), row["source"])
     return out
 
 
@@ -87,10 +89,10 @@ def calibrated_bandwidth(accelerator_id: str, overlay_dir: str | Path | None = N
     path = Path(folder) / "accelerators.csv" if folder else None
     if path is None or not path.exists():
         return None
-    with path.open(newline="") as fh:
-        for row in csv.DictReader(fh):
-            if row.get("id") == accelerator_id and row.get("memory_bytes_per_s"):
-                return float(row["memory_bytes_per_s"])
+    text = safe_io.read_text_capped(path, safe_io.OVERLAY_MAX_BYTES, "catalog overlay file")
+    for row in csv.DictReader(io.StringIO(text, newline="")):
+        if row.get("id") == accelerator_id and row.get("memory_bytes_per_s"):
+            return float(row["memory_bytes_per_s"])
     return None
 
 

@@ -26,6 +26,7 @@ import pandas as pd
 
 from infrafit import safe_io
 from infrafit.catalog.schema import NUMERIC_KINDS, Column, Schema, check_unit_header
+from infrafit.countries import ISO_COUNTRIES
 from infrafit.errors import CatalogError, suggest
 
 ORIGIN_COLUMNS = ("user_row", "origin_file", "origin_line")
@@ -183,7 +184,7 @@ def _row_issues(rec: dict[str, object], schema: Schema) -> list[tuple[str, str]]
         if not country:
             out.append((f"region {rec['region']!r} has no country",
                         "fill country with its ISO 3166 alpha-2 code (US, JP, HK, SG, DE, ...)"))
-        elif not _COUNTRY.match(country):
+        elif not _COUNTRY.match(country) or country not in ISO_COUNTRIES:
             out.append((f"country {country!r} is not an ISO 3166 alpha-2 code",
                         "write two capital letters (US, JP, HK, SG, DE, ...)"))
     return out

@@ -15,11 +15,13 @@ one forward pass dispatches (:func:`operators_per_pass`, the same count the benc
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from infrafit import safe_io
 from infrafit.errors import CatalogError
 from infrafit.settings import overlay_dir as active_overlay
 
@@ -67,22 +69,22 @@ def _number(path: Path, line: int, row: dict[str, str], column: str, upper: floa
 @lru_cache(maxsize=8)
 def _read(path: str, mtime_ns: int) -> dict[tuple[str, str], Calibration]:  # noqa: ARG001 - cache key
     out: dict[tuple[str, str], Calibration] = {}
-    with open(path, newline="") as fh:
-        reader = csv.DictReader(fh)
-        missing = [c for c in CALIBRATION_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise CatalogError(f"missing columns {', '.join(missing)}", where=f"{path}:1",
-                               fix=f"give the header {','.join(CALIBRATION_COLUMNS)} "
-                                   "(what `infrafit calibrate` writes)")
-        for line, row in enumerate(reader, start=2):
-            if not row["source"] or not row["retrieved_on"]:
-                raise CatalogError("empty source or retrieved_on", where=f"{path}:{line}",
-                                   fix="say where the row comes from and when")
-            key = (row["accelerator_id"], row["precision"])
-            out[key] = Calibration(*key, _number(Path(path), line, row, "eff_compute_fraction", 1.5),
-                                   _number(Path(path), line, row, "eff_memory_fraction", 1.5),
-                                   _number(Path(path), line, row, "op_overhead_s", 1.0),
-                                   row["source"], row["retrieved_on"])
+    text = safe_io.read_text_capped(path, safe_io.OVERLAY_MAX_BYTES, "calibration file")
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    missing = [c for c in CALIBRATION_COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise CatalogError(f"missing columns {', '.join(missing)}", where=f"{path}:1",
+                           fix=f"give the header {','.join(CALIBRATION_COLUMNS)} "
+                               "(what `infrafit calibrate` writes)")
+    for line, row in enumerate(reader, start=2):
+        if not row["source"] or not row["retrieved_on"]:
+            raise CatalogError("empty source or retrieved_on", where=f"{path}:{line}",
+                               fix="say where the row comes from and when")
+        key = (row["accelerator_id"], row["precision"])
+        out[key] = Calibration(*key, _number(Path(path), line, row, "eff_compute_fraction", 1.5),
+                               _number(Path(path), line, row, "eff_memory_fraction", 1.5),
+                               _number(Path(path), line, row, "op_overhead_s", 1.0),
+                               row["source"], row["retrieved_on"])
     return out
 
 

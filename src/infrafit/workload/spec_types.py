@@ -17,21 +17,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from infrafit import units
+from infrafit.countries import ISO_COUNTRIES  # noqa: E402 - re-exported for the spec types
 from infrafit.errors import suggest
 
-#: ISO 3166-1 alpha-2 codes (officially assigned), from the ISO Online Browsing Platform
-#: https://www.iso.org/obp/ui/#search/code/ (retrieved 2025). ``UK`` and ``EL`` (exceptionally
-#: reserved, used by the EU) are accepted as aliases of ``GB`` and ``GR``.
-ISO_COUNTRIES = frozenset(
-    """AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT
-    BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK DM DO DZ EC EE EG EH ER
-    ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY HK HM HN HR HT HU ID
-    IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ LA LB LC LI LK LR LS LT LU LV
-    LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ NA NC NE NF NG NI NL NO NP NR
-    NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU RW SA SB SC SD SE SG SH SI SJ SK SL
-    SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC
-    VE VG VI VN VU WF WS YE YT ZA ZM ZW""".split()
-)
 _COUNTRY_ALIASES = {"UK": "GB", "EL": "GR"}
 
 PRECISION_CHOICES = ("fp32", "bf16", "fp16", "fp8", "fp4", "int8", "int4")
