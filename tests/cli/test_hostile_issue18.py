@@ -165,3 +165,23 @@ def test_no_validator_internals_in_messages(tmp_path, capsys):
                      "input_value=", "[type="):
             assert leak not in err, (key, err)
         assert "To fix" in err
+
+
+def test_validate_streams_in_chunks_with_the_same_answer(monkeypatch):
+    from infrafit.perf.validate import run
+
+    path = ROOT / "benchmarks" / "data" / "calibration.csv"
+    whole = run.validate_csv(path, ROOT / "tests" / "fixtures" / "model_configs")
+    monkeypatch.setattr(run, "CHUNK_ROWS", 7)
+    seen = []
+    rows = run.iter_rows(path)
+
+    def counted():
+        for r in rows:
+            seen.append(1)
+            yield r
+
+    chunked = run.validate_rows(counted(), str(ROOT / "tests" / "fixtures" / "model_configs"))
+    assert len(seen) == whole["rows"] > 7 * 10
+    assert chunked["mdape"] == whole["mdape"] and chunked["predicted"] == whole["predicted"]
+    assert chunked["by"] == whole["by"]

@@ -14,7 +14,7 @@ import csv
 import importlib
 import io
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,7 @@ def _predictor(task: str, kind: str) -> Predictor | None:
     return _lazy(task) if task in LAZY else None
 
 
-def read_rows(path: str | Path) -> list[dict[str, str]]:
+def iter_rows(path: str | Path) -> Iterator[dict[str, str]]:
     """The rows of a CSV in the canonical schema; bad files raise ``InputError`` naming the file."""
     p = Path(path)
     text = safe_io.read_text_capped(p, safe_io.CSV_MAX_BYTES, "validation CSV")
@@ -67,12 +67,12 @@ def read_rows(path: str | Path) -> list[dict[str, str]]:
     if missing:
         raise InputError(f"{p}: missing columns {', '.join(missing)}",
                          fix="use the canonical schema (see docs/performance.md, 'validate')")
-    rows: list[dict[str, str]] = []
+    count = 0
     first_line: dict[str, int] = {}
     try:
         for r in reader:
             line = reader.line_num
-            if len(rows) >= MAX_ROWS:
+            if count >= MAX_ROWS:
                 raise InputError(f"{p}: more than {MAX_ROWS:,} rows",
                                  fix="split the file; validate reads at most that many rows (docs/limits.md)")
             row = {k: (v if isinstance(v, str) else "") for k, v in r.items() if k is not None}
@@ -82,11 +82,16 @@ def read_rows(path: str | Path) -> list[dict[str, str]]:
                 raise InputError(f"{p}:{line}: row_id {rid!r} repeats the row of line {first_line[rid]}",
                                  fix="give every row its own row_id (results are keyed by it)")
             first_line.setdefault(rid, line) if rid else None
-            rows.append(row)
+            count += 1
+            yield row
     except csv.Error as exc:
         raise InputError(f"{p}:{reader.line_num}: not a readable CSV ({exc})",
                          fix=f"fix the quoting; fields are at most {safe_io.CSV_FIELD_MAX_BYTES:,} bytes") from None
-    return rows
+
+
+def read_rows(path: str | Path) -> list[dict[str, str]]:
+    """Every row of ``path`` (``iter_rows`` as a list; ``validate`` itself streams)."""
+    return list(iter_rows(path))
 
 
 #: Rows ``validate`` reads at most (a 1M-row file would take minutes and gigabytes).
@@ -177,43 +182,70 @@ def predict_rows(rows: list[dict[str, str]], ctx: ValidateContext) -> tuple[dict
     return preds, skipped
 
 
-def _group(results: list[dict[str, Any]], rows_by_id: dict[str, dict[str, str]], column: str) -> dict[str, dict]:
-    groups: dict[str, list[float]] = {}
-    for r in results:
-        groups.setdefault(rows_by_id[r["row_id"]].get(column) or "unknown", []).append(r["ape"])
-    return {k: {"rows": len(v), "mdape": float(np.median(v))} for k, v in sorted(groups.items())}
+#: Rows predicted at once: LLM rows are vectorised within a chunk; memory stays bounded by one
+#: chunk plus one small result per predicted row, whatever the file's length.
+CHUNK_ROWS = 5_000
+_GROUPS = ("accelerator_family", "task", "metric_kind")
+
+
+class _Totals:
+    """What ``validate`` keeps across chunks: one small result per predicted row and the skips."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.results: list[dict[str, Any]] = []
+        self.groups: list[tuple[str, ...]] = []
+        self.skipped: list[dict[str, str]] = []
+
+    def add(self, rows: list[dict[str, str]], preds: dict[str, float], skipped: list[dict[str, str]]) -> None:
+        self.rows += len(rows)
+        self.skipped += skipped
+        for row in rows:
+            if row["row_id"] not in preds:
+                continue
+            meas = _measured(row)
+            if meas is None:
+                self.skipped.append({"row_id": row["row_id"], "reason": "measured value missing or not positive"})
+                continue
+            p = preds[row["row_id"]]
+            self.results.append({"row_id": row["row_id"], "metric_kind": row["metric_kind"], "measured": meas,
+                                 "predicted": p, "ape": abs(p - meas) / meas})
+            self.groups.append(tuple(row.get(g) or "unknown" for g in _GROUPS))
+
+    def summary(self) -> dict[str, Any]:
+        apes = [r["ape"] for r in self.results]
+        by: dict[str, dict[str, dict]] = {}
+        for k, name in enumerate(_GROUPS):
+            groups: dict[str, list[float]] = {}
+            for g, ape in zip(self.groups, apes, strict=True):
+                groups.setdefault(g[k], []).append(ape)
+            by[name] = {key: {"rows": len(v), "mdape": float(np.median(v))} for key, v in sorted(groups.items())}
+        return {"rows": self.rows, "predicted": len(self.results), "skipped": self.skipped,
+                "mdape": float(np.median(apes)) if apes else None, "by": by, "results": self.results}
 
 
 def summarize(rows: list[dict[str, str]], preds: dict[str, float], skipped: list[dict[str, str]]) -> dict[str, Any]:
-    """The DESIGN.md ``validate --json`` shape."""
-    results: list[dict[str, Any]] = []
-    for row in rows:
-        meas = _measured(row)
-        if row["row_id"] not in preds:
-            continue
-        if meas is None:
-            skipped.append({"row_id": row["row_id"], "reason": "measured value missing or not positive"})
-            continue
-        p = preds[row["row_id"]]
-        results.append({"row_id": row["row_id"], "metric_kind": row["metric_kind"], "measured": meas,
-                        "predicted": p, "ape": abs(p - meas) / meas})
-    by_id = {r["row_id"]: r for r in rows}
-    apes = [r["ape"] for r in results]
-    return {
-        "rows": len(rows), "predicted": len(results), "skipped": skipped,
-        "mdape": float(np.median(apes)) if apes else None,
-        "by": {"accelerator_family": _group(results, by_id, "accelerator_family"),
-               "task": _group(results, by_id, "task"), "metric_kind": _group(results, by_id, "metric_kind")},
-        "results": results,
-    }
+    """The DESIGN.md ``validate --json`` shape of predictions for ``rows``."""
+    totals = _Totals()
+    totals.add(rows, preds, skipped)
+    return totals.summary()
 
 
-def validate_rows(rows: list[dict[str, str]], model_configs_dir: str | None = None, catalog: Any = None) -> dict:
+def validate_rows(rows: Iterable[dict[str, str]], model_configs_dir: str | None = None, catalog: Any = None) -> dict:
+    """Predict ``rows`` (any iterable: a file's rows are streamed) chunk by chunk and summarise."""
     from infrafit.catalog import load_catalog
 
     ctx = ValidateContext(catalog or load_catalog(), model_configs_dir)
-    preds, skipped = predict_rows(rows, ctx)
-    return summarize(rows, preds, skipped)
+    totals = _Totals()
+    chunk: list[dict[str, str]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= CHUNK_ROWS:
+            totals.add(chunk, *predict_rows(chunk, ctx))
+            chunk = []
+    if chunk:
+        totals.add(chunk, *predict_rows(chunk, ctx))
+    return totals.summary()
 
 
 def validate_csv(path: str | Path, model_configs_dir: str | Path | None = None) -> dict[str, Any]:
@@ -221,4 +253,4 @@ def validate_csv(path: str | Path, model_configs_dir: str | Path | None = None) 
     if model_configs_dir is not None and not Path(model_configs_dir).is_dir():
         raise InputError(f"--model-configs {model_configs_dir}: not a folder",
                          fix="give a folder of <org>--<name>.json Hugging Face config files")
-    return validate_rows(read_rows(path), str(model_configs_dir) if model_configs_dir else None)
+    return validate_rows(iter_rows(path), str(model_configs_dir) if model_configs_dir else None)
