@@ -152,3 +152,19 @@ def test_train_here_serve_there_pairs_follow_the_objective():
     # on this example the objectives disagree, so the ordering must change with them
     assert ttt["time"][0] < ttt["cost"][0] and p99["latency"][0] < p99["cost"][0]
     assert plans["time"]["options"][0]["why"][0].startswith("fastest-training pair")
+
+
+@pytest.mark.parametrize("spec", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
+def test_no_tensor_parallel_group_spans_instances(spec):
+    """The instance is the unit bought: a replica's TP group lives inside one instance's accelerators
+    (data-parallel engines and pipeline stages may span instances, over the network)."""
+    from infrafit.catalog import load_catalog as _cat
+
+    cat = _cat()
+    per_instance = dict(zip(cat.offers["id"], cat.offers["accelerator_count"], strict=True))
+    for objective in ("cost", "latency"):
+        p = plan(load_spec(spec), cat, objective=objective, top=5).to_dict()
+        for o in p["options"]:
+            for part in o.get("parts") or [o]:
+                tp = part["performance"]["parallelism"]["tp"]
+                assert tp <= per_instance[part["offer_id"]], (part["offer_id"], tp)

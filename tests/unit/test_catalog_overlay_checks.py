@@ -69,7 +69,7 @@ def test_overlay_rows_are_marked_in_plans(tmp_path):
 name: small
 task: inference
 model: llama3.1-8b
-precision: [fp16]
+precision: [int8]
 inference:
   mode: realtime
   traffic: {requests_per_s: 0.5, input_tokens: 200, output_tokens: 100}

@@ -49,6 +49,8 @@ def _estimate(
     config = Config(acc.id, count, prec, stack, tp or 1, pp, dp, ep, cp)
     if tp is None:
         config = Config(acc.id, count, prec, stack, best_tp(workload, config, catalog), pp, dp, ep, cp)
+    if offer is not None:
+        _check_tp_fits_instance(catalog, offer, config.tp)
     point = _point(workload, concurrency, batch, requests_per_s)
     est = estimate(workload, config, catalog, point=point, host=host)
     if as_json:
@@ -102,6 +104,18 @@ def _target(catalog, accelerator: str | None, count: int | None, offer: str | No
     from infrafit.search.option import host_spec
 
     return acc, n, host_spec(catalog, {**row, "instances_per_replica": n // per_instance})
+
+
+def _check_tp_fits_instance(catalog, offer: str, tp: int) -> None:
+    """A tensor-parallel group lives inside one instance (the instance is the unit bought)."""
+    from infrafit.errors import InputError
+
+    per_instance = int(catalog.offers.loc[catalog.offers["id"] == offer, "accelerator_count"].iloc[0])
+    if tp > per_instance:
+        raise InputError(f"--tp {tp} spans instances of {offer} ({per_instance} accelerator(s) each): a TP group "
+                         "needs the links inside one instance",
+                         fix=f"use --tp {per_instance} or less (more instances then run data parallel), or a larger "
+                             "instance")
 
 
 def _point(workload, concurrency, batch, requests_per_s):

@@ -69,15 +69,19 @@ def evaluate(workload: Workload, task: str, pairs: Sequence[tuple[Accelerator, i
              stacks_for: Callable[[Any], list[str]], targets: tuple[float, ...] = (),
              precisions: tuple[str, ...] | None = None, tps: Sequence[int] | None = None,
              point: OperatingPoint | None = None, fixed: dict[str, int] | None = None,
-             max_counts_per_acc: int | None = None) -> tuple[Evaluated, dict[str, str]]:
+             max_counts_per_acc: int | None = None,
+             instance_chips: dict[tuple[str, int], int] | None = None) -> tuple[Evaluated, dict[str, str]]:
     """Every (accelerator, chips per replica) in ``pairs``, for ``task`` ``"serve"`` or ``"train"``.
+    ``instance_chips`` (training) caps each pair's TP group at one instance's accelerators; serving
+    evaluates every TP degree and the planner keeps those that fit the instance it rents.
 
     Returns the evaluated rows and, for training, why accelerators were pruned (with numbers)."""
     arch = workload.model_arch()
     if task == "train":
         precs = precisions or tuple(workload.allowed_precisions)
         extra = {} if max_counts_per_acc is None else {"max_counts_per_acc": max_counts_per_acc}
-        return evaluate_training(workload, arch, pairs, precs, _training(workload).deadline_s, fixed=fixed, **extra)
+        return evaluate_training(workload, arch, pairs, precs, _training(workload).deadline_s, fixed=fixed,
+                                 instance_chips=instance_chips, **extra)
     inf = _inference(workload)
     kind = serving_kind(arch)
     precs = precisions or precisions_for(workload, kind)

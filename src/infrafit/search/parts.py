@@ -71,22 +71,36 @@ def evaluate_configs(workload, arch, catalog, offers: pd.DataFrame, task: str,
     serving also at the lighter operating points ``targets`` (``search.operating``)."""
     from infrafit.perf import evaluate
 
-    chips = sorted({(acc.id, c * k) for acc, c, k in _pairs(offers, catalog, multiples)})
+    built = _pairs(offers, catalog, multiples)
+    chips = sorted({(acc.id, c * k) for acc, c, k in built})
     pairs = [(catalog.accelerators[a], n) for a, n in chips]
-    return evaluate(workload, task, pairs, stacks_for=_stacks_for(catalog, task), targets=targets)
+    # The smallest instance that builds each chip count bounds its TP group (join_offers keeps only
+    # offers whose instance holds the group).
+    per_instance: dict[tuple[str, int], int] = {}
+    for acc, c, k in built:
+        key = (acc.id, c * k)
+        per_instance[key] = min(per_instance.get(key, c), c)
+    return evaluate(workload, task, pairs, stacks_for=_stacks_for(catalog, task), targets=targets,
+                    instance_chips=per_instance if task == "train" else None)
 
 
 def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples) -> tuple[pd.DataFrame, np.ndarray]:
-    """Every (offer, configuration) whose chips = offer count x k; returns rows and config index."""
+    """Every (offer, configuration) whose chips = offer count x k and whose tensor-parallel group fits
+    in one instance of the offer (the instance is the unit bought: a TP group over two VMs would run
+    its collectives over the network, which the layout is not priced for); returns rows and config
+    index."""
     by_shape: dict[tuple[str, int], list[int]] = {}
     for i, r in enumerate(ev.rows):
         by_shape.setdefault((r["accelerator"], int(r["count"])), []).append(i)
     take_rows, take_cfg, inst = [], [], []
     acc = offers["accelerator_id"].to_numpy()
     cnt = offers["accelerator_count"].to_numpy(dtype=int)
+    tp = np.array([int(r.get("tp", 1)) for r in ev.rows], dtype=int)
     for j in range(len(offers)):
         for k in multiples:
             for i in by_shape.get((acc[j], int(cnt[j]) * k), ()):
+                if tp[i] > cnt[j]:  # a TP group never spans instances: it needs the instance's own links
+                    continue
                 take_rows.append(j)
                 take_cfg.append(i)
                 inst.append(k)

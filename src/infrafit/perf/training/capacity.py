@@ -55,9 +55,12 @@ def _group_by_accelerator(pairs: Sequence[tuple[Any, int]]) -> dict[str, list[tu
 
 def evaluate_training(workload: Any, arch: Any, pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...],
                       deadline_s: float | None, max_counts_per_acc: int = MAX_COUNTS_PER_ACCELERATOR,
-                      fixed: dict[str, int] | None = None) -> tuple[Evaluated, dict[str, str]]:
+                      fixed: dict[str, int] | None = None,
+                      instance_chips: dict[tuple[str, int], int] | None = None) -> tuple[Evaluated, dict[str, str]]:
     """Best layout of each (accelerator, count, precision); pruned by the ideal-time lower bound.
-    ``fixed`` pins layout degrees (``estimate --tp/--pp/--ep``).
+    ``fixed`` pins layout degrees (``estimate --tp/--pp/--ep``); ``instance_chips`` gives, per
+    (accelerator id, count), the accelerators of one instance of the offers that build it: the TP
+    group stays inside one instance.
 
     Returns the evaluated rows and, per accelerator id, why it was pruned (with its numbers)."""
     tr = workload.training
@@ -83,7 +86,8 @@ def evaluate_training(workload: Any, arch: Any, pairs: Sequence[tuple[Any, int]]
                     continue
                 try:
                     run = train_run(shape, acc, n, seq_len=seq, global_batch=gbs, method=tr.method, precision=p,
-                                    lora_rank=rank, total_samples=total, top=1, fixed=fixed or {})
+                                    lora_rank=rank, total_samples=total, top=1, fixed=fixed or {},
+                                    tp_max=(instance_chips or {}).get((acc.id, n)))
                 except InfrafitError as exc:  # a layout the model cannot build is one fewer candidate
                     pruned[acc_id] = str(exc).split(". To fix")[0]
                     continue

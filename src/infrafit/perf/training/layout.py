@@ -159,12 +159,15 @@ def _layout(cand, i: int, times: StepTimes, mem, capacity: float) -> Layout:
 
 def search(shape: TrainShape, chip: Chip, count: int, seq_len: int, global_batch: int, method: str = "full",
            *, lora_rank: int = 16, fixed: dict[str, int] | None = None, top: int = 5,
-           profile: TrainingProfile | None = None) -> list[Layout]:
+           profile: TrainingProfile | None = None, tp_max: int | None = None) -> list[Layout]:
     """Layouts sorted fitting-first by step time, then non-fitting by memory; empty when none divides
-    chips and batch."""
-    cand = enumerate_layouts(shape, count, seq_len, global_batch, chip.scaleup_domain_size, fixed)
+    chips and batch. ``tp_max`` caps the tensor-parallel group below the scale-up domain: the
+    accelerators of one instance, which a TP group never leaves (only data and pipeline parallelism
+    cross instances, over the network)."""
+    domain = min(chip.scaleup_domain_size, tp_max) if tp_max else chip.scaleup_domain_size
+    cand = enumerate_layouts(shape, count, seq_len, global_batch, domain, fixed)
     if cand["tp"].size == 0:
-        cand = enumerate_layouts(shape, count, seq_len, global_batch, chip.scaleup_domain_size, fixed, strict=False)
+        cand = enumerate_layouts(shape, count, seq_len, global_batch, domain, fixed, strict=False)
     if cand["tp"].size == 0:
         return []
     times, mem = score_layouts(shape, chip, cand, seq_len=seq_len, global_batch=global_batch, method=method,

@@ -119,7 +119,8 @@ def model_flops_per_sample(shape: TrainShape, seq_len: int, causal: bool = False
 def train_run(shape: TrainShape, acc: Any, count: int, *, seq_len: int, global_batch: int,
               method: str = "full", precision: str | None = None, lora_rank: int = 16,
               fixed: dict[str, int] | None = None, total_samples: float | None = None,
-              profile: TrainingProfile | None = None, top: int = 5, fastest: bool = False) -> TrainRun:
+              profile: TrainingProfile | None = None, top: int = 5, fastest: bool = False,
+              tp_max: int | None = None) -> TrainRun:
     """Search layouts and report the fastest fitting one (raises ``InputError`` when none exists).
 
     ``fastest``: with no precision given, use the chip's 8-bit training format (as MLPerf submitters do).
@@ -130,7 +131,7 @@ def train_run(shape: TrainShape, acc: Any, count: int, *, seq_len: int, global_b
     if how != str(acc.generation):
         notes.append(f"no calibration rows for {acc.generation}: compute efficiency from {how}")
     chip = Chip.from_accelerator(acc, prec)
-    layouts = search(shape, chip, count, seq_len, global_batch, method, lora_rank=lora_rank, fixed=fixed,
+    layouts = search(shape, chip, count, seq_len, global_batch, method, lora_rank=lora_rank, fixed=fixed, tp_max=tp_max,
                      top=top, profile=prof)
     if not layouts:
         raise InputError(f"no parallel layout splits global batch {global_batch} over {count} chips",
