@@ -21,13 +21,15 @@ def register(app: typer.Typer) -> None:
         top: Annotated[int, typer.Option(help="How many options to show.")] = 5,
         json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
         report: Annotated[Path | None, typer.Option(help="Write a report: FILE.html or FILE.md.")] = None,
+        show_all: Annotated[bool, typer.Option("--all", help="Rank without the diversity rule: near-copies "
+                                                             "(the same chip elsewhere) too.")] = False,
     ) -> None:
         """Search, rank and explain infrastructure options for SPEC."""
-        run_plan(spec, objective=objective, top=top, json_out=json_out, report=report)
+        run_plan(spec, objective=objective, top=top, json_out=json_out, report=report, diverse=not show_all)
 
 
 def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: bool = False,
-             report: Path | None = None) -> Plan:
+             report: Path | None = None, diverse: bool = True) -> Plan:
     """The pure program: load, plan, print, write the report; exit 3 (``NoFeasibleOption``) when empty."""
     from infrafit.catalog import load_catalog
     from infrafit.errors import InputError, NoFeasibleOption
@@ -41,7 +43,7 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
         _check_writable(report)
     catalog = load_catalog()
     workload = load_spec(spec, catalog)
-    result = plan(workload, catalog, objective=objective, top=top)
+    result = plan(workload, catalog, objective=objective, top=top, diverse=diverse)
     if json_out:
         from infrafit.commands.output import print_json
 

@@ -126,12 +126,28 @@ def render_terminal(plan: Plan, console: Any) -> None:
         console.print(f"[bold]#{o.rank}[/bold] why: " + "; ".join(o.why), highlight=False)
         if o.risks:
             console.print("    risks: " + "; ".join(o.risks), highlight=False)
+    for line in hidden_lines(plan):
+        console.print(line, highlight=False)
     if plan.excluded:
         console.print("[bold]Excluded[/bold]")
         for e in plan.excluded:
             console.print(f"  - {e.what}: {e.reason}", highlight=False)
     console.print(f"Prices retrieved {plan.catalog_retrieved_on or '?'}; "
                   f"{plan.evaluated:,} configurations evaluated.", highlight=False)
+
+
+def hidden_lines(plan: Plan) -> list[str]:
+    """What the top-N did not show, in words: near-copies the diversity rule hid (``--all`` shows them)
+    and candidates past the worth-showing bounds (``search.pareto.worth_showing``)."""
+    h = plan.hidden
+    out = [f"{n} cheaper {fam} variant{'s' if n != 1 else ''} hidden (the same chip elsewhere): --all"
+           for fam, n in (h.get("variants") or {}).items()]
+    if h.get("over_tco_ratio"):
+        out.append(f"{h['over_tco_ratio']} feasible option(s) costing over 5x #1 not shown")
+    if h.get("over_accelerator_ratio"):
+        out.append(f"{h['over_accelerator_ratio']} feasible option(s) holding over 4x the accelerators the load "
+                   "needs not shown")
+    return out
 
 
 def render_markdown(plan: Plan) -> str:
@@ -169,6 +185,9 @@ def render_markdown(plan: Plan) -> str:
             lines.append(f"Memory per accelerator: {fmt_bytes(mem.get('per_accelerator_bytes') or 0)} of "
                          f"{fmt_bytes(mem.get('capacity_bytes') or 0)}.")
         lines.append("")
+    hidden = hidden_lines(plan)
+    if hidden:
+        lines.extend(["## Not shown", *(f"- {x}" for x in hidden), ""])
     if plan.excluded:
         lines.append("## Excluded")
         lines.extend(f"- **{e.what}**: {e.reason}" for e in plan.excluded)

@@ -13,7 +13,7 @@ import numpy as np
 from infrafit.search import explain as ex
 from infrafit.search.combine import combined
 from infrafit.search.option import option_json
-from infrafit.search.pareto import diverse_top, order_by, pareto_mask
+from infrafit.search.pareto import diverse_top, hidden_variants, order_by, pareto_mask, worth_showing
 from infrafit.units import fmt_usd
 
 FRONT_POINTS_MAX = 400
@@ -69,7 +69,9 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
     acc = part.offers["accelerator_id"].to_numpy(dtype=object)
     # a different chip of the same family/mode/provider before the same chip at another count
     keys = [(fam[i], mode[i], prov[i], acc[i]) for i in range(len(part))]
-    chosen = diverse_top(_distinct_offers(part, order), keys, top)
+    held = _accelerators_held(part)
+    candidates, left_out = worth_showing(_distinct_offers(part, order), part.cost.tco_usd, held, acc)
+    chosen = diverse_top(candidates, keys, top) if ctx.get("diverse", True) else candidates[:top]
     alts = _alternatives(part, idx)
     best_tco = float(part.cost.tco_usd[chosen[0]])
     h = int(ctx["workload"].horizon_months)
@@ -90,7 +92,18 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
               "tco_by_mode": tco_by_mode(part, idx, chosen[0]),
               "breakeven": breakeven_data(part, idx, chosen[0], ctx["workload"])}
     compared = _compared(part, idx, chosen, fam, best_tco)
-    return options, charts | {"compared": compared}
+    hidden = hidden_variants(candidates, chosen, part.cost.tco_usd, fam) if ctx.get("diverse", True) else {}
+    return options, charts | {"compared": compared, "hidden": {"variants": hidden, **left_out}}
+
+
+def _accelerators_held(part) -> np.ndarray:
+    """Accelerators each candidate holds at its busiest month: chips per replica x replicas (serving),
+    the chips of the run (training)."""
+    count = np.array([float(r["count"]) for r in part.ev.rows])
+    replicas = getattr(part.cost.demand, "fixed_replicas", None)
+    if part.task == "serve" and replicas is not None and np.size(replicas):
+        return count * np.max(np.asarray(replicas, float), axis=0)
+    return count
 
 
 def _distinct_offers(part, order: np.ndarray) -> list[int]:
@@ -122,9 +135,11 @@ def _compared(part, idx, chosen, fam, best_tco) -> list[dict]:
     return out
 
 
-def build(workload, catalog, arch, parts, masks, compat, excluded, failures, objective, top, *, today=None) -> dict:
+def build(workload, catalog, arch, parts, masks, compat, excluded, failures, objective, top, *, today=None,
+          diverse: bool = True) -> dict:
     """The plan dict. ``options`` is empty when nothing is feasible (the command exits 3)."""
     ctx = _context(workload, catalog, parts, compat, today)
+    ctx["diverse"] = diverse
     metric_name = _metric_name(workload, arch)
     if len(parts) == 2:
         options, charts = combined(parts, objective, top, ctx, failures)
@@ -142,5 +157,6 @@ def build(workload, catalog, arch, parts, masks, compat, excluded, failures, obj
         "workload": workload.resolved(), "objective": objective,
         "catalog_retrieved_on": f"{min(dates)} to {max(dates)}" if dates else "no prices used",
         "options": options, "excluded": lines, "compared": charts.pop("compared", []),
+        "hidden": charts.pop("hidden", {}),
         "front_metric": metric_name, "evaluated": int(sum(p.evaluated for p in parts.values())), **charts,
     }

@@ -85,3 +85,47 @@ def order_by(objective: str, tco: np.ndarray, metric: np.ndarray) -> np.ndarray:
         return np.lexsort((tco, m))
     score = np.log(tco / np.nanmin(tco)) + np.log(m / np.nanmin(m[np.isfinite(m)] if np.isfinite(m).any() else 1.0))
     return np.lexsort((tco, score))
+
+
+#: A candidate fills a top-N slot only within these bounds of the best (issue 12, "top-N worth
+#: showing"): an option costing more than 5x #1, or holding more than 4x the accelerators the load
+#: needs, is not an alternative anyone would pick for that workload.
+MAX_TCO_RATIO = 5.0
+MAX_ACCELERATOR_RATIO = 4.0
+
+
+def worth_showing(order: Sequence[int], tco: np.ndarray, accelerators: np.ndarray,
+                  chip: np.ndarray) -> tuple[list[int], dict[str, int]]:
+    """``order`` (best first) without candidates over ``MAX_TCO_RATIO`` x the best's TCO, or holding over
+    ``MAX_ACCELERATOR_RATIO`` x the fewest accelerators of the same chip (``chip[i]``) that carry the
+    load (chips compare with their own kind only: one CPU socket is no yardstick for GPUs); and how
+    many of each were left out."""
+    if not len(order):
+        return [], {"over_tco_ratio": 0, "over_accelerator_ratio": 0}
+    best = float(tco[order[0]])
+    fewest: dict[str, float] = {}
+    for i in order:
+        fewest[chip[i]] = min(fewest.get(chip[i], np.inf), float(accelerators[i]))
+    kept, over_tco, over_acc = [], 0, 0
+    for i in order:
+        if float(tco[i]) > MAX_TCO_RATIO * best:
+            over_tco += 1
+        elif float(accelerators[i]) > MAX_ACCELERATOR_RATIO * fewest[chip[i]]:
+            over_acc += 1
+        else:
+            kept.append(int(i))
+    return kept, {"over_tco_ratio": over_tco, "over_accelerator_ratio": over_acc}
+
+
+def hidden_variants(candidates: Sequence[int], chosen: Sequence[int], tco: np.ndarray,
+                    family: np.ndarray) -> dict[str, int]:
+    """Per family of the chosen options: candidates of that family cheaper than its most expensive
+    shown option but not shown (near-copies the diversity rule set aside; ``--all`` shows them)."""
+    shown = set(chosen)
+    out: dict[str, int] = {}
+    for fam in dict.fromkeys(family[i] for i in chosen):
+        ceiling = max(float(tco[i]) for i in chosen if family[i] == fam)
+        n = sum(1 for i in candidates if i not in shown and family[i] == fam and float(tco[i]) <= ceiling)
+        if n:
+            out[str(fam)] = n
+    return out

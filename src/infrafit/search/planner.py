@@ -157,7 +157,7 @@ def _no_offers(workload, objective: str, kinds: tuple[str, ...], excluded: list[
                            "options": [], "excluded": [head, *excluded]})
 
 
-def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None) -> Plan:
+def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None, diverse: bool = True) -> Plan:
     """The whole plan, typed (``Plan.to_dict()`` is the ``plan --json`` shape); no options when nothing
     meets the hard constraints (the command then exits 3)."""
     if objective not in OBJECTIVES:
@@ -198,6 +198,6 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
             masks[name] = budget_mask(workload, part, fams, failures) if len(parts) == 1 else \
                 np.isfinite(part.cost.tco_usd)
     out = assemble.build(workload, catalog, arch, parts, masks, compat, excluded, failures, objective, top,
-                         today=today)
+                         today=today, diverse=diverse)
     out["pruned_offers"] = pruned_offers
     return Plan.from_dict(out)

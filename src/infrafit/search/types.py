@@ -111,6 +111,9 @@ class Plan:
     front: tuple[Mapping[str, Any], ...] = ()
     tco_by_mode: Mapping[str, Any] = field(default_factory=dict)
     breakeven: Mapping[str, Any] = field(default_factory=dict)
+    #: what the top-N left out: ``variants`` (family -> cheaper near-copies the diversity rule hid),
+    #: ``over_tco_ratio`` and ``over_accelerator_ratio`` (candidates past the worth-showing bounds)
+    hidden: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Plan:
@@ -122,7 +125,8 @@ class Plan:
                    front_metric=str(d.get("front_metric") or ""), evaluated=int(d.get("evaluated") or 0),
                    pruned_offers=int(d.get("pruned_offers") or 0),
                    front=tuple(_frozen(p) for p in d.get("front") or ()),
-                   tco_by_mode=_frozen(d.get("tco_by_mode")), breakeven=_frozen(d.get("breakeven")))
+                   tco_by_mode=_frozen(d.get("tco_by_mode")), breakeven=_frozen(d.get("breakeven")),
+                   hidden=_frozen(d.get("hidden")))
 
     def to_dict(self) -> dict[str, Any]:
         """The ``plan --json`` shape."""
@@ -137,6 +141,8 @@ class Plan:
             out["tco_by_mode"] = dict(self.tco_by_mode)
         if self.breakeven:
             out["breakeven"] = dict(self.breakeven)
+        if self.hidden:
+            out["hidden"] = dict(self.hidden)
         return out
 
     @property

@@ -1,0 +1,55 @@
+"""Top-N worth showing (issue 12 point 7): no option over 5x #1's TCO, or holding over 4x the
+accelerators of the same chip that carry the load, fills a slot; the plan says what it hid."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from infrafit.catalog import load_catalog
+from infrafit.report.render import hidden_lines
+from infrafit.search.pareto import hidden_variants, worth_showing
+from infrafit.search.planner import plan
+from infrafit.workload.spec import load_spec
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_bounds_drop_far_dearer_and_far_bigger_options():
+    tco = np.array([100.0, 120.0, 600.0, 110.0, 130.0])
+    held = np.array([4.0, 32.0, 4.0, 1.0, 16.0])
+    chip = np.array(["b200", "b200", "h100", "cpu", "h100"], dtype=object)
+    kept, left = worth_showing([0, 3, 1, 4, 2], tco, held, chip)
+    assert kept == [0, 3, 4]  # 32x b200 is 8x the 4x b200 that also carries the load; 600 is 6x #1
+    assert left == {"over_tco_ratio": 1, "over_accelerator_ratio": 1}
+    # one CPU socket is no yardstick for GPUs: the 16x h100 stays (the fewest h100 is 4)
+
+
+def test_hidden_variants_count_cheaper_near_copies_per_family():
+    tco = np.array([1.0, 2.0, 3.0, 4.0])
+    fam = np.array(["Hopper", "Hopper", "Hopper", "Ampere"], dtype=object)
+    assert hidden_variants([0, 1, 2, 3], [0, 2, 3], tco, fam) == {"Hopper": 1}
+
+
+def test_every_example_respects_the_bounds_and_says_what_it_hid():
+    cat = load_catalog()
+    for spec in sorted(EXAMPLES.glob("*.yaml")):
+        p = plan(load_spec(spec), cat, top=5)
+        if not p.options or p.options[0].parts:
+            continue
+        best = p.options[0].cost["tco_usd"]
+        assert all(o.cost["tco_usd"] <= 5.0 * best for o in p.options), spec.stem
+        lines = hidden_lines(p)
+        n_hidden = sum((p.hidden.get("variants") or {}).values())
+        assert (n_hidden > 0) == any("--all" in x for x in lines)
+
+
+def test_all_shows_near_copies_the_diversity_rule_hides():
+    cat = load_catalog()
+    w = load_spec(EXAMPLES / "nightly-embeddings.yaml")
+    diverse, every = plan(w, cat, top=5), plan(w, cat, top=5, diverse=False)
+    hidden = sum((diverse.hidden.get("variants") or {}).values())
+    assert hidden > 0
+    by_cost = [o.cost["tco_usd"] for o in every.options]
+    assert by_cost == sorted(by_cost) and by_cost[-1] <= diverse.options[-1].cost["tco_usd"]
