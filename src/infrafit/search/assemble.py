@@ -70,7 +70,8 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
     # a different chip of the same family/mode/provider before the same chip at another count
     keys = [(fam[i], mode[i], prov[i], acc[i]) for i in range(len(part))]
     held = _accelerators_held(part)
-    candidates, left_out = worth_showing(_distinct_offers(part, order), part.cost.tco_usd, held, acc)
+    auto = ctx["workload"].precision == "auto"
+    candidates, left_out = worth_showing(_distinct_offers(part, order, auto), part.cost.tco_usd, held, acc)
     chosen = diverse_top(candidates, keys, top) if ctx.get("diverse", True) else candidates[:top]
     alts = _alternatives(part, idx)
     best_tco = float(part.cost.tco_usd[chosen[0]])
@@ -106,18 +107,32 @@ def _accelerators_held(part) -> np.ndarray:
     return count
 
 
-def _distinct_offers(part, order: np.ndarray) -> list[int]:
-    """``order`` without the later candidates that rent the same offer with the same chip count (they
-    differ only in precision or stack: near-copies, not alternatives)."""
+#: Under ``precision: auto`` a narrower format must save more than this share of TCO on the same
+#: offer to be chosen over a wider one (its quality risk is not priced; issue 12 point 8).
+AUTO_PRECISION_MARGIN = 0.10
+#: Bits per weight of each precision, to say which is "higher".
+_PRECISION_BITS = {"fp32": 32, "tf32": 19, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "fp4": 4, "int4": 4}
+
+
+def _distinct_offers(part, order: np.ndarray, auto_precision: bool = False) -> list[int]:
+    """``order`` with one candidate per (offer, chip count): the first by rank, or, under
+    ``precision: auto``, the widest precision within ``AUTO_PRECISION_MARGIN`` of that offer's
+    cheapest (the others differ only in precision or stack: near-copies, not alternatives)."""
     ids = part.offers["id"].to_numpy(dtype=object)
-    seen: set[tuple[str, int]] = set()
-    out = []
+    tco = part.cost.tco_usd
+    groups: dict[tuple[str, int], list[int]] = {}
     for i in order:
-        key = (ids[i], int(part.ev.rows[i]["count"]))
-        if key not in seen:
-            seen.add(key)
-            out.append(int(i))
-    return out
+        groups.setdefault((ids[i], int(part.ev.rows[i]["count"])), []).append(int(i))
+    pick: dict[tuple[str, int], int] = {}
+    for key, members in groups.items():
+        best = members[0]
+        if auto_precision:
+            cheapest = min(float(tco[i]) for i in members)
+            within = [i for i in members if float(tco[i]) <= (1.0 + AUTO_PRECISION_MARGIN) * cheapest]
+            best = max(within, key=lambda i: (_PRECISION_BITS.get(part.ev.rows[i]["precision"], 16), -members.index(i)))
+        pick[key] = best
+    chosen = set(pick.values())
+    return [int(i) for i in order if int(i) in chosen]
 
 
 def _compared(part, idx, chosen, fam, best_tco) -> list[dict]:

@@ -96,6 +96,21 @@ def _lock_in(catalog, stack: str, family: str) -> str | None:
     return None
 
 
+#: Formats whose accuracy depends on the model and the recipe: check before serving them.
+_QUANTISED = ("fp8", "int8", "fp4", "int4")
+
+
+def _quality_risk(workload, cfg: dict) -> str | None:
+    """A 4- or 8-bit option chosen under ``precision: auto`` carries a quality risk: infrafit priced it,
+    it did not measure its accuracy. The line names the check that does."""
+    prec = str(cfg.get("precision"))
+    if workload.precision != "auto" or prec not in _QUANTISED:
+        return None
+    return (f"quality: {prec} was chosen under precision: auto; its accuracy on this model is not measured here. "
+            f"Check it before serving: `infrafit check-model {workload.model.preset or 'MODEL'} "
+            f"--precisions fp32,{'int8' if prec in ('int8', 'int4') else 'bf16'}` and an eval on your data")
+
+
 def option_json(part, i: int, ctx: dict) -> dict:
     """One option of one part, with why and risks."""
     workload, catalog = ctx["workload"], ctx["catalog"]
@@ -128,6 +143,9 @@ def option_json(part, i: int, ctx: dict) -> dict:
     lock = _lock_in(catalog, cfg["stack"], row["family"])
     if lock:
         risks.append(lock)
+    quality = _quality_risk(workload, cfg)
+    if quality:
+        risks.append(quality)
     user = bool(row.get("user_row", False))
     if user:
         risks.insert(0, f"price from your catalog overlay ({row.get('origin_file')}:{row.get('origin_line')}), "
