@@ -47,7 +47,7 @@ def problem(path: str | Path, cap: int) -> tuple[str, str] | None:
     except PermissionError:
         return "cannot be read (permission denied)", "check the file's permissions, or copy it somewhere readable"
     except OSError as exc:
-        return f"cannot be read ({exc.strerror})", "check the path"
+        return f"cannot be read ({exc.strerror})", "check that the path names a readable file (`ls -l` on it)"
     if not stat.S_ISREG(st.st_mode):
         return f"is {kind_of(st.st_mode)}, not a regular file", "pass a regular file (not a device, pipe or folder)"
     if st.st_size > cap:
@@ -68,7 +68,8 @@ def read_capped(path: str | Path, cap: int, what: str) -> bytes:
         raise InputError(f"{what} {path}: cannot be read (permission denied)",
                          fix="check the file's permissions, or copy it somewhere readable") from None
     except OSError as exc:
-        raise InputError(f"{what} {path}: cannot be read ({exc.strerror})", fix="check the path") from None
+        raise InputError(f"{what} {path}: cannot be read ({exc.strerror})",
+                         fix="check that the path names a readable file (`ls -l` on it)") from None
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # swapped between stat and open
             raise InputError(f"{what} {path}: is not a regular file", fix="pass a regular file")
