@@ -118,24 +118,37 @@ def build_part(workload, arch, catalog, offers, compat, task: str, objective: st
 
 
 def budget_mask(workload, part: Part, fam_of_rows, failures: dict[str, list[str]]) -> np.ndarray:
-    """Candidates within the monthly (peak recurring month) and total (TCO) budgets."""
+    """Candidates within the monthly (busiest recurring month) and total (TCO) budgets. The budget
+    holds the infrastructure; the modelled ops labour counts only with ``budget.include_labour``.
+    An exclusion line says which part broke the budget."""
     from infrafit.units import fmt_usd
 
     ok = np.isfinite(part.cost.tco_usd)
     b = workload.budget
+    labour_m = np.asarray(part.cost.monthly.get("ops_labour_usd", np.zeros_like(part.cost.recurring_monthly)))
+    labour_total = part.cost.breakdown.get("ops_labour_usd", np.zeros_like(part.cost.tco_usd))
+    with_labour = bool(b.include_labour)
+    monthly = part.cost.recurring_monthly if with_labour else part.cost.recurring_monthly - labour_m
+    peak = monthly.max(axis=0)
+    peak_labour = labour_m[np.argmax(monthly, axis=0), np.arange(monthly.shape[1])]
+    total = part.cost.tco_usd if with_labour else part.cost.tco_usd - labour_total
     checks = []
     if b.monthly_usd:
-        checks.append((part.cost.peak_monthly_usd, float(b.monthly_usd), "/month at the busiest month",
-                       "monthly budget"))
+        checks.append((peak, peak_labour, float(b.monthly_usd), "/month at the busiest month", "monthly budget"))
     if b.total_usd:
-        checks.append((part.cost.tco_usd, float(b.total_usd), " over the horizon", "total budget"))
-    for values, limit, unit, name in checks:
+        checks.append((total, labour_total, float(b.total_usd), " over the horizon", "total budget"))
+    for values, labour, limit, unit, name in checks:
         within = values <= limit
         for fam in sorted(set(fam_of_rows[ok])):
             idx = np.flatnonzero((fam_of_rows == fam) & ok)
             if idx.size and not within[idx].any():
-                cheapest = float(values[idx].min())
-                failures.setdefault(fam, []).append(f"cheapest {fmt_usd(cheapest)}{unit} > {fmt_usd(limit)} {name}")
+                j = idx[np.argmin(values[idx])]
+                what = "with ops labour" if with_labour else "infrastructure"
+                aside = (f" (of which labour {fmt_usd(float(labour[j]))})" if with_labour else
+                         f" (+ {fmt_usd(float(labour[j]))} modelled labour not counted; budget.include_labour: true "
+                         "counts it)")
+                failures.setdefault(fam, []).append(f"cheapest {what} {fmt_usd(float(values[j]))}{unit}{aside} > "
+                                                    f"{fmt_usd(limit)} {name}")
         ok &= within
     return ok
 

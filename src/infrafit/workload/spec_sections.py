@@ -258,8 +258,13 @@ class Deployment(Section):
 
 
 class Budget(Section):
+    """Limits on what the plan may cost. By default they hold the infrastructure (compute, storage,
+    egress, power, colocation, maintenance, migration and setup); ``include_labour: true`` counts the
+    modelled ops labour against them too."""
+
     monthly_usd: t.Usd | None = None
     total_usd: t.Usd | None = None
+    include_labour: bool = False
 
 
 #: Default loaded cost of an engineer-hour: US BLS median pay of software developers, $63.59/h

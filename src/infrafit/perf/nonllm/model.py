@@ -294,13 +294,21 @@ def build_estimate(workload: Workload, config: Config, catalog: Catalog, *, shap
                     latency=Latency(), server=None, bottleneck=bottleneck, breakdown=breakdown, notes=tuple(notes))
 
 
+#: The serving runtime of a non-LLM model by accelerator kind (and vendor for ASICs), each one
+#: that stacks.csv lists for the family: TensorRT on NVIDIA, JAX on TPU, the Neuron SDK on
+#: Trainium/Inferentia, PyTorch elsewhere (AMD Instinct, Gaudi, CPUs).
+_ASIC_STACK_BY_VENDOR = {"AWS": "neuron"}
+
+
 def default_stack(acc: Any, model_kind: str | None = None, framework: str | None = None) -> str:
     """The serving stack when none is given. Tree ensembles (tabular) are served by the library that
     trained them: XGBoost's predictor runs on the CPU and, with ``device=cuda``, on NVIDIA GPUs
     (frameworks.csv, runtime column); scikit-learn on the CPU only. Other kinds: TensorRT on NVIDIA,
-    JAX on TPU, PyTorch elsewhere."""
+    JAX on TPU, the Neuron SDK on AWS silicon, PyTorch elsewhere."""
     if model_kind == "tabular" and framework:
         return str(framework)
+    if acc.kind == "asic":
+        return _ASIC_STACK_BY_VENDOR.get(str(acc.vendor), "pytorch")
     return {"gpu": "tensorrt" if "nvidia" in acc.id else "pytorch", "tpu": "jax", "cpu": "pytorch"}.get(
         acc.kind, "pytorch")
 
