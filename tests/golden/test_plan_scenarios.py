@@ -45,13 +45,22 @@ def test_short_occasional_training_favours_elastic_modes(custom_ops):
     assert custom_ops["options"][0]["deployment"] in ("cloud_on_demand", "cloud_spot")
 
 
-def test_large_stable_jax_pretraining_ranks_tpu_competitively():
+def test_large_stable_jax_pretraining_keeps_tpu_slices_and_drops_independent_spot_vms():
+    """JAX pre-training of an 8B model on 2T tokens. TPU stays a feasible, compared family, priced as
+    slices. It used to rank #3 as 128 separate single-chip v6e-1 *spot* VMs charged one interruption
+    a day for the whole job (1.5% overhead); a synchronous job stops when any of its 128 instances
+    is reclaimed, ~5 times an hour, and with 30-minute average lost work it never finishes. Multi-host
+    slices (v5p, v6e-8 hosts on ICI) are preempted as one unit. The catalog has no spot price for
+    v6e-8 slices (issue 14), so the best TPU option is a v5p slice."""
     p = _plan("jax-pretraining.yaml", top=5)
-    families = [o["family"] for o in p["options"]]
-    best = p["options"][0]["cost"]["tco_usd"]
-    tpu = [o["cost"]["tco_usd"] for o in p["options"] if o["family"] == "Google TPU"]
+    tpu = [o for o in p["options"] if o["family"] == "Google TPU"]
     tpu_compared = [c for c in p["compared"] if c["what"] == "Google TPU"]
-    assert "Google TPU" in families[:3] or (tpu and min(tpu) <= 1.5 * best), (families, tpu_compared)
+    assert tpu or tpu_compared, p["excluded"]
+    for o in p["options"]:
+        if o["deployment"] == "cloud_spot":
+            assert not o["offer_id"].startswith("gcp_tpu_v6e_1"), "independent single-chip spot VMs as one job"
+    best_tpu = next(c["reason"] for c in tpu_compared) if tpu_compared else ""
+    assert "v6e-1" not in best_tpu
 
 
 def test_steady_serving_favours_fixed_capacity_over_on_demand():

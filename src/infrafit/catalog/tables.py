@@ -87,6 +87,9 @@ HOSTS = Schema(
         num("nvme_drive_count", "local NVMe drives", required=False, kind="int"),
         num("nvme_read_bytes_per_s", "local NVMe sequential read, bytes/s (drives x 3.0e9 rule)", required=False),
         num("network_bits_per_s", "host network bandwidth, bits/s (EFA/InfiniBand/RoCE total)", required=False),
+        Column("fabric_spans_instances", "bool", required=False,
+               doc="true when the accelerators' scale-up fabric joins instances of this host (TPU hosts of a "
+                   "multi-host slice on ICI): a TP group may then span instances up to the chip's scale-up domain"),
         num("power_w", "server power at full load, watts (servers only)", required=False),
         text("confidence", "high | medium | low", choices=CONFIDENCE),
         Column("derived", "bool", doc="true when a figure is derived by a documented rule (see notes)"),

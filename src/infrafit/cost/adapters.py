@@ -174,6 +174,16 @@ def _provider_factors(catalog, rows: pd.DataFrame, notes: list[list[str]]):
     return upto_gb, usd_per_gb, storage
 
 
+def _spans_fabric(catalog, rows: pd.DataFrame) -> np.ndarray:
+    """Rows whose host joins instances on one scale-up fabric (``fabric_spans_instances``): a
+    multi-host TPU slice, provisioned and preempted as one unit."""
+    hosts = catalog.hosts
+    if "fabric_spans_instances" not in hosts:
+        return np.zeros(len(rows), bool)
+    by_host = dict(zip(hosts["id"], hosts["fabric_spans_instances"].astype(bool), strict=True))
+    return rows["host_id"].map(lambda h: bool(by_host.get(h, False))).to_numpy(dtype=bool)
+
+
 def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1, managed: bool = False,
                         params: CostParams | None = None, migration_engineer_weeks=0.0,
                         site_region: str = "", site_country: str = "", electricity_sector: str = "commercial",
@@ -218,6 +228,7 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
         usd_per_month=rows["usd_per_month"].to_numpy(dtype=float) * inst,
         purchase_usd=rows["purchase_usd"].to_numpy(dtype=float) * inst, term_months=np.nan_to_num(term),
         fallback_usd_per_hour=_spot_fallback(rows) * inst, accelerators=count * inst,
+        instances=np.where(_spans_fabric(catalog, rows), 1.0, inst),
         accel_tdp_w=np.nan_to_num(tdp), host_power_w=host_w * inst, **site,
         life_years=p.onprem_life_years, residual_fraction=p.onprem_residual_fraction,
         ops_hours_per_month=fixed_h, ops_hours_per_replica_month=per_h,

@@ -59,8 +59,8 @@ def on_demand(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]
 def spot(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
     """Spot capacity with interruptions.
 
-    Batch and training: runtime T = work / (1 - x), x = interruptions/hour x (checkpoint
-    interval / 2 + restart); the extra T - work is ``interruption_overhead_usd``; x >= 1 never
+    Batch and training: runtime T = work / (1 - x), x = interruptions/hour per instance x instances
+    per replica x (checkpoint interval / 2 + restart); the extra T - work is ``interruption_overhead_usd``; x >= 1 never
     finishes (infinite cost). Realtime: ``spot_realtime_floor_replicas`` stay on on-demand at
     ``fallback_usd_per_hour`` while the service is active, and the hours lost to restarts
     (spot hours x interruptions/hour x restart) are served by on-demand too. Without an on-demand
@@ -70,9 +70,7 @@ def spot(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
                     o.interruptions_per_hour)
     needed = d.needed_replica_hours
     if not d.realtime:
-        x = rate * p.spot_lost_hours_per_interruption
-        with np.errstate(divide="ignore"):
-            extra = np.where(x < 1, x / (1 - np.minimum(x, 0.999999)), np.inf)
+        extra = spot_slowdown(o, p) - 1.0
         out = _split_used_idle(needed * o.usd_per_hour, _share(d.busy_replica_hours, needed))
         out["interruption_overhead_usd"] = needed * extra * o.usd_per_hour
         return out, {}
@@ -84,6 +82,18 @@ def spot(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
     restart_h = p.spot_restart_s / SECONDS_PER_HOUR
     out["interruption_overhead_usd"] = spot_hours * rate * restart_h * fallback
     return out, {}
+
+
+def spot_slowdown(o: OfferArrays, p: CostParams) -> np.ndarray:
+    """(N,) runtime / work of a synchronous job on spot: ``1 / (1 - x)`` with ``x`` = interruptions per
+    hour per instance x instances that fail independently x hours lost per interruption (half the
+    checkpoint interval plus the restart); infinite when ``x >= 1`` (the job never finishes). A job
+    over N instances stops whenever any one is reclaimed; a multi-host TPU slice is one unit."""
+    rate = np.where(np.isnan(o.interruptions_per_hour), p.spot_interruptions_per_hour_default,
+                    o.interruptions_per_hour) * o.instances
+    x = rate * p.spot_lost_hours_per_interruption
+    with np.errstate(divide="ignore"):
+        return np.where(x < 1, 1.0 / (1.0 - np.minimum(x, 0.999999)), np.inf)
 
 
 def reserved(d: Demand, o: OfferArrays, p: CostParams, horizon_months: int) -> tuple[Arrays, Arrays]:

@@ -23,7 +23,8 @@ _DEFAULTS: dict[str, float] = {
     "term_months": 0.0,  # reserved term (12/36) or dedicated minimum contract
     "setup_usd": 0.0,  # one-time per replica: dedicated setup fee, on-prem installation
     "fallback_usd_per_hour": np.nan,  # on-demand price used as spot's realtime fallback
-    "interruptions_per_hour": np.nan,  # spot; NaN -> CostParams default
+    "interruptions_per_hour": np.nan,  # spot, per instance; NaN -> CostParams default
+    "instances": 1.0,  # instances per replica that fail independently (a multi-host TPU slice is one)
     "accelerators": 0.0,  # per replica
     "accel_tdp_w": 0.0,  # per accelerator
     "host_power_w": 0.0,  # per replica: CPUs, memory, NICs, fans beyond the accelerators
@@ -51,6 +52,7 @@ class OfferArrays:
     setup_usd: np.ndarray
     fallback_usd_per_hour: np.ndarray
     interruptions_per_hour: np.ndarray
+    instances: np.ndarray
     accelerators: np.ndarray
     accel_tdp_w: np.ndarray
     host_power_w: np.ndarray

@@ -36,7 +36,11 @@ _LEAD = {"cost": "cheapest pair", "latency": "lowest serving p99 pair", "time": 
 def _pool(part, objective: str, n: int) -> np.ndarray:
     """The part's ``n`` cheapest finite candidates, plus its ``n`` best by its pool objective."""
 
-    ok = np.flatnonzero(np.isfinite(part.cost.tco_usd))
+    usable = np.isfinite(part.cost.tco_usd)
+    blocked = getattr(part, "blocked", None)  # e.g. spot training past its deadline
+    if blocked is not None:
+        usable &= ~blocked
+    ok = np.flatnonzero(usable)
     chosen = ok[np.argsort(part.cost.tco_usd[ok], kind="stable")][:n]
     own = PART_POOL_OBJECTIVE.get((part.task, objective))
     if own is not None and ok.size:

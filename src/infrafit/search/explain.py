@@ -103,13 +103,26 @@ def price_risks(offer: dict, today: date) -> list[str]:
     return out
 
 
+#: Spot instances held at once from which a capacity risk is stated: a provider may not have that
+#: many spare (AWS: "Spot capacity ... can be interrupted ... when EC2 needs the capacity back";
+#: a large request is more likely to be partly unfilled). An assumption, documented in docs/cost.md.
+SPOT_CAPACITY_RISK_INSTANCES = 8
+
+
 def mode_risks(mode: str, cost_json: dict, term_months: float, horizon: int, interruptions_per_hour: float,
-               realtime: bool) -> list[str]:
+               realtime: bool, instances: float = 1.0) -> list[str]:
     out = []
     if mode == "cloud_spot":
         extra = "; realtime serving keeps an on-demand fallback (priced)" if realtime else ""
-        out.append(f"spot interruption: about {interruptions_per_hour * 24:.1f} per day assumed, each losing "
-                   f"work since the last checkpoint{extra}")
+        per_day = interruptions_per_hour * 24 * instances
+        per_job = "" if realtime or instances <= 1 else (
+            f"; a synchronous job over {instances:.0f} instances stops about {per_day:.1f} times a day (priced)")
+        out.append(f"spot interruption: about {interruptions_per_hour * 24:.1f} per instance per day assumed, each "
+                   f"losing work since the last checkpoint{extra}{per_job}")
+        held = max(cost_json.get("replicas") or [1.0]) * instances
+        if held >= SPOT_CAPACITY_RISK_INSTANCES:
+            out.append(f"spot capacity: {held:.0f} spot instances at once may not all be available; "
+                       "keep an on-demand or reserved fallback ready")
     if term_months > 1:
         beyond = sum(v for k, v in cost_json.get("beyond", {}).items()) if cost_json.get("beyond") else 0.0
         tail = f"; {fmt_usd(beyond)} falls after the {horizon}-month horizon" if beyond > 0 else ""

@@ -136,7 +136,8 @@ def option_json(part, i: int, ctx: dict) -> dict:
     term = float(part.arrays.term_months[i])
     risks += ex.mode_risks(str(row["mode"]), cost, term, int(workload.horizon_months),
                            float(ctx["interruptions_per_hour"]), part.task == "serve" and
-                           workload.inference.mode in ("realtime", "mixed", "edge"))
+                           workload.inference.mode in ("realtime", "mixed", "edge"),
+                           instances=float(row["instances_per_replica"]))
     providers = ctx["providers_by_acc"].get(row["accelerator_id"], set())
     if len(providers) == 1:
         risks.append(f"single vendor: only {row['provider']} offers {row['accelerator_id']} within your constraints")

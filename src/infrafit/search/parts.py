@@ -36,6 +36,7 @@ class Part:
     cost: Any  # cost.tco.CostResult
     failures: dict[str, list[str]] = field(default_factory=dict)
     evaluated: int = 0
+    blocked: np.ndarray | None = None  # candidates a hard rule rules out after pricing (spot past a deadline)
 
     def __len__(self) -> int:
         return len(self.offers)
@@ -74,17 +75,33 @@ def evaluate_configs(workload, arch, catalog, offers: pd.DataFrame, task: str,
     built = _pairs(offers, catalog, multiples)
     chips = sorted({(acc.id, c * k) for acc, c, k in built})
     pairs = [(catalog.accelerators[a], n) for a, n in chips]
-    # The smallest instance that builds each chip count bounds its TP group (join_offers keeps only
-    # offers whose instance holds the group).
+    # The smallest TP span that builds each chip count bounds its TP group (join_offers keeps only
+    # offers whose instance, or fabric across instances, holds the group).
+    spans = spanning_hosts(catalog)
     per_instance: dict[tuple[str, int], int] = {}
     for acc, c, k in built:
         key = (acc.id, c * k)
-        per_instance[key] = min(per_instance.get(key, c), c)
+        reach = tp_reach(acc, c, acc.id in spans)
+        per_instance[key] = min(per_instance.get(key, reach), reach)
     return evaluate(workload, task, pairs, stacks_for=_stacks_for(catalog, task), targets=targets,
                     instance_chips=per_instance if task == "train" else None)
 
 
-def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples) -> tuple[pd.DataFrame, np.ndarray]:
+def spanning_hosts(catalog) -> set[str]:
+    """Accelerator ids with a host whose scale-up fabric joins instances (``fabric_spans_instances``)."""
+    hosts = catalog.hosts
+    if "fabric_spans_instances" not in hosts:
+        return set()
+    return set(hosts.loc[hosts["fabric_spans_instances"].astype(bool), "accelerator_id"])
+
+
+def tp_reach(acc, per_instance: int, spans: bool) -> int:
+    """The largest TP group an offer of ``per_instance`` accelerators can hold: the instance, or, on a
+    host whose fabric joins instances (TPU slices), the chip's scale-up domain."""
+    return max(per_instance, int(acc.scaleup_domain_size or 1)) if spans else per_instance
+
+
+def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None) -> tuple[pd.DataFrame, np.ndarray]:
     """Every (offer, configuration) whose chips = offer count x k and whose tensor-parallel group fits
     in one instance of the offer (the instance is the unit bought: a TP group over two VMs would run
     its collectives over the network, which the layout is not priced for); returns rows and config
@@ -96,10 +113,13 @@ def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples) -> tuple[pd.Data
     acc = offers["accelerator_id"].to_numpy()
     cnt = offers["accelerator_count"].to_numpy(dtype=int)
     tp = np.array([int(r.get("tp", 1)) for r in ev.rows], dtype=int)
+    spans = _host_spans(offers, catalog)
+    reach = np.array([tp_reach(catalog.accelerators[a], int(c), bool(s)) if catalog is not None else int(c)
+                      for a, c, s in zip(acc, cnt, spans, strict=True)], dtype=int)
     for j in range(len(offers)):
         for k in multiples:
             for i in by_shape.get((acc[j], int(cnt[j]) * k), ()):
-                if tp[i] > cnt[j]:  # a TP group never spans instances: it needs the instance's own links
+                if tp[i] > reach[j]:  # a TP group needs the instance's own links (or a fabric across them)
                     continue
                 take_rows.append(j)
                 take_cfg.append(i)
@@ -107,6 +127,14 @@ def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples) -> tuple[pd.Data
     rows = offers.iloc[take_rows].reset_index(drop=True)
     rows["instances_per_replica"] = np.asarray(inst, dtype=int)
     return rows, np.asarray(take_cfg, dtype=int)
+
+
+def _host_spans(offers: pd.DataFrame, catalog) -> np.ndarray:
+    """Per offer row: does its host's scale-up fabric join instances (``fabric_spans_instances``)?"""
+    if catalog is None or "fabric_spans_instances" not in catalog.hosts:
+        return np.zeros(len(offers), bool)
+    by_host = dict(zip(catalog.hosts["id"], catalog.hosts["fabric_spans_instances"].astype(bool), strict=True))
+    return np.array([bool(by_host.get(h, False)) for h in offers["host_id"]], dtype=bool)
 
 
 def inference_profile(workload):
@@ -135,16 +163,29 @@ def on_prem_site(workload) -> tuple[str, str]:
     return site, countries[0] if countries else ""
 
 
+def spot_params(workload):
+    """Cost parameters with the spec's own checkpoint interval: the work a spot interruption loses is
+    half of it on average (``training.checkpoint_every_minutes``; the default otherwise)."""
+    from dataclasses import replace
+
+    from infrafit.cost.params import CostParams
+
+    base = CostParams()
+    tr = workload.training
+    if tr is None or not tr.checkpoint_every_minutes:
+        return base
+    return replace(base, spot_checkpoint_interval_s=float(tr.checkpoint_every_minutes) * units.SECONDS_PER_MINUTE)
+
+
 def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, migration_weeks: np.ndarray):
     """OfferArrays and CostResult of every candidate row (capacity or time to train from ``ev``)."""
     from infrafit.cost.adapters import offers_from_catalog
     from infrafit.cost.capacity_plan import inference_demand, training_demand
-    from infrafit.cost.params import CostParams
     from infrafit.cost.storage_egress import storage_needs
     from infrafit.cost.tco import price_options
     from infrafit.cost.usage import growth_factors
 
-    p = CostParams()
+    p = spot_params(workload)
     months = int(workload.horizon_months)
     site_region, site_country = on_prem_site(workload)
     # Price each distinct (offer, instances per replica) once, then expand to every configuration on it:

@@ -108,13 +108,40 @@ def build_part(workload, arch, catalog, offers, compat, task: str, objective: st
     keep = np.flatnonzero(ev.fits & _slo_ok(ev, task))
     ev = ev.take(keep)
     ev = ev.take(_best_per_config(ev))
-    rows, cfg = join_offers(offers, ev, multiples)
+    rows, cfg = join_offers(offers, ev, multiples, catalog)
     ev = ev.take(cfg)
     if len(rows) == 0:
         return Part(task, rows, ev, None, None, failures, n_eval)
     weeks = np.array([compat[f].porting_weeks for f in rows["family"]], dtype=float)
     arrays, cost = price_part(workload, catalog, rows, ev, task, weeks)
-    return Part(task, rows, ev, arrays, cost, failures, n_eval * max(1, len(rows) // max(len(ev), 1)))
+    blocked = np.zeros(len(rows), bool)
+    if task == "train" and workload.training.deadline_s:
+        blocked = _spot_deadline(workload, rows, ev, arrays, fam_of, failures)
+    return Part(task, rows, ev, arrays, cost, failures, n_eval * max(1, len(rows) // max(len(ev), 1)), blocked)
+
+
+def _spot_deadline(workload, rows, ev, arrays, fam_of, failures: dict[str, list[str]]) -> np.ndarray:
+    """Spot is not offered for a deadline it would miss in expectation: a training run's expected
+    time on spot (time to train x ``cost.modes.spot_slowdown``) must meet the deadline. Returns the
+    candidates that miss it (blocked like an infeasible price); the reason goes to their family's
+    exclusion line."""
+    from infrafit.cost.modes import spot_slowdown
+    from infrafit.search.parts import spot_params
+    from infrafit.units import SECONDS_PER_DAY
+
+    spot = rows["mode"].to_numpy(dtype=object) == "cloud_spot"
+    if not spot.any():
+        return np.zeros(len(rows), bool)
+    expected = ev.time_to_train_s * spot_slowdown(arrays, spot_params(workload))
+    late = spot & (expected > float(workload.training.deadline_s))
+    for fam in sorted({fam_of[a] for a in rows.loc[late, "accelerator_id"]}):
+        i = next(j for j in np.flatnonzero(late) if fam_of[rows["accelerator_id"].iloc[j]] == fam)
+        when = "never (interrupted faster than it checkpoints)" if not np.isfinite(expected[i]) else \
+            f"in {expected[i] / SECONDS_PER_DAY:,.1f} days expected"
+        failures.setdefault(fam, []).append(
+            f"spot: {rows['instances_per_replica'].iloc[i]} instance(s) of {rows['id'].iloc[i]} finish {when}, "
+            f"past the {workload.training.deadline_days:g}-day deadline")
+    return late
 
 
 def budget_mask(workload, part: Part, fam_of_rows, failures: dict[str, list[str]]) -> np.ndarray:
@@ -210,6 +237,8 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
             fams = part.offers["family"].to_numpy(dtype=object)
             masks[name] = budget_mask(workload, part, fams, failures) if len(parts) == 1 else \
                 np.isfinite(part.cost.tco_usd)
+            if part.blocked is not None:
+                masks[name] &= ~part.blocked
     out = assemble.build(workload, catalog, arch, parts, masks, compat, excluded, failures, objective, top,
                          today=today, diverse=diverse)
     out["pruned_offers"] = pruned_offers
