@@ -39,13 +39,19 @@ def test_business_hours_weekends_are_quiet():
         daily_shape("bussiness-hours")
 
 
-def test_realtime_ceil_per_hour_and_fixed_sized_for_peak_with_headroom():
+def test_every_mode_is_sized_for_the_load_with_the_same_headroom():
+    """One sizing rule (issue 12 point 3): elastic modes hold ceil(load_h x 1.2 / capacity) each hour
+    (headroom for the autoscaler's lag), fixed ones ceil(peak x 1.2 / capacity); on a flat load they
+    hold the same fleet."""
     p = month_profile(25.0, 25.0, "flat")
     cap = np.array([10.0, 25.0, 100.0])
     d = inference_demand(p, cap, growth_factors(0.0, 1), headroom_fraction=0.2)
-    assert d.needed_replica_hours[0].tolist() == pytest.approx([3 * 730, 1 * 730, 1 * 730])
-    # peak 25 x 1.2 = 30 rps -> ceil(30/10)=3, ceil(30/25)=2, ceil(30/100)=1
+    # 25 x 1.2 = 30 rps -> ceil(30/10)=3, ceil(30/25)=2, ceil(30/100)=1, for elastic and fixed alike
+    assert d.needed_replica_hours[0].tolist() == pytest.approx([3 * 730, 2 * 730, 1 * 730])
     assert d.fixed_replicas[0].tolist() == [3, 2, 1]
+    # no headroom: the bare load
+    bare = inference_demand(p, cap, growth_factors(0.0, 1), headroom_fraction=0.0)
+    assert bare.needed_replica_hours[0].tolist() == pytest.approx([3 * 730, 1 * 730, 1 * 730])
 
 
 def test_growth_steps_up_fixed_fleet_and_reports_when_capacity_runs_out():

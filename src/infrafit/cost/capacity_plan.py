@@ -4,9 +4,12 @@ A *replica* is the unit that serves (or trains): one configuration from the perf
 its price per replica. Shapes: M months of the horizon, K load bins of the representative month
 (``usage.LoadProfile``), N candidates.
 
-- Elastic (cloud on-demand, spot): each hour runs ``ceil(load / capacity)`` replicas (scale-up
-  granularity of one replica), at least ``min_replicas`` (1 for realtime) while the service is
-  active, none while it is inactive. Paid replica-hours = sum over bins of hours x replicas.
+- One sizing rule for every mode: capacity for the load x (1 + headroom). Elastic (cloud on-demand,
+  spot) realtime serving runs ``ceil(load_h x (1 + headroom) / capacity)`` replicas each hour (the
+  headroom covers the autoscaler's lag: load keeps rising while a new replica boots), at least
+  ``min_replicas`` (1 for realtime) while the service is active, none while it is inactive; fixed
+  modes hold ``ceil(peak x (1 + headroom) / capacity)``. Paid replica-hours = sum over bins of
+  hours x replicas. Batch work is fluid on elastic capacity (paid = busy).
 - Busy replica-hours = sum of hours x load / capacity: the work actually done. Paid minus busy is
   the idle capacity the breakdown reports.
 - Fixed (reserved, dedicated, on-prem): ``ceil(peak x (1 + headroom) / capacity)`` replicas, at
@@ -83,8 +86,9 @@ def inference_demand(
     for m, g in enumerate(growth):  # M iterations over (K, N) blocks keeps memory flat
         per_replica = np.outer(profile.load_rps * g, 1.0 / cap)
         busy[m] = profile.hours @ per_replica
-        if realtime:
-            needed[m] = profile.hours @ np.maximum(np.ceil(per_replica - 1e-9), floor[:, None])
+        if realtime:  # the same headroom as fixed modes (for the autoscaler's lag)
+            sized = per_replica * (1.0 + headroom_fraction)
+            needed[m] = profile.hours @ np.maximum(np.ceil(sized - 1e-9), floor[:, None])
         else:
             needed[m] = busy[m]
     peak = profile.peak_rps * growth
