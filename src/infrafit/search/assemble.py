@@ -61,6 +61,8 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
         return [], {}
     tco, metric = part.cost.tco_usd[idx], part.ev.metric[idx]
     order = idx[order_by(objective, tco, metric)]
+    if ctx["workload"].deployment.billing == "prefer_fixed_monthly":
+        order = prefer_fixed(order, part.cost.tco_usd, part.offers["mode"].to_numpy(dtype=object))
     on_front = np.zeros(len(part), bool)
     on_front[idx] = pareto_mask(np.column_stack([tco, np.where(np.isfinite(metric), metric, np.inf)]))
     fam = part.offers["family"].to_numpy(dtype=object)
@@ -77,8 +79,11 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
     best_tco = float(part.cost.tco_usd[chosen[0]])
     h = int(ctx["workload"].horizon_months)
     options = []
+    cheapest = int(idx[np.argmin(part.cost.tco_usd[idx])])
     for rank, i in enumerate(chosen, start=1):
         o = option_json(part, i, ctx)
+        if rank == 1 and ctx["workload"].deployment.billing == "prefer_fixed_monthly":
+            o["why"].append(_billing_line(part, i, cheapest))
         o["why"].insert(0, _ranking_line(objective, idx.size, rank, float(part.cost.tco_usd[i]), best_tco,
                                          metric_name, float(part.ev.metric[i]), h))
         vs = ex.versus_line(float(part.cost.tco_usd[i]), str(mode[i]), alts)
@@ -112,6 +117,35 @@ def _accelerators_held(part) -> np.ndarray:
 AUTO_PRECISION_MARGIN = 0.10
 #: Bits per weight of each precision, to say which is "higher".
 _PRECISION_BITS = {"fp32": 32, "tf32": 19, "bf16": 16, "fp16": 16, "fp8": 8, "int8": 8, "fp4": 4, "int4": 4}
+
+
+#: ``billing: prefer_fixed_monthly`` ranks a fixed-price option first when it costs at most this share
+#: more than the cheapest option (a stated margin: a fixed invoice is worth a little, not a lot).
+FIXED_BILLING_MARGIN = 0.10
+FIXED_MODES = ("cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly", "on_prem")
+
+
+def prefer_fixed(order: np.ndarray, tco: np.ndarray, mode: np.ndarray) -> np.ndarray:
+    """``order`` with the fixed-price candidates within ``FIXED_BILLING_MARGIN`` of the cheapest moved
+    to the front (their own order kept), then the rest as they were."""
+    best = float(np.min(tco[order])) if len(order) else 0.0
+    near = np.array([mode[i] in FIXED_MODES and tco[i] <= (1.0 + FIXED_BILLING_MARGIN) * best for i in order],
+                    dtype=bool)
+    return np.concatenate([order[near], order[~near]])
+
+
+def _billing_line(part, i: int, cheapest: int) -> str:
+    """What ``billing: prefer_fixed_monthly`` cost (or that it cost nothing) against the cheapest option."""
+    mode = str(part.offers["mode"].iloc[i])
+    if mode not in FIXED_MODES:
+        return (f"billing: no fixed-price option within {FIXED_BILLING_MARGIN:.0%} of the cheapest; "
+                "the cheapest pay-per-use option stays first")
+    extra = float(part.cost.tco_usd[i] - part.cost.tco_usd[cheapest])
+    if i == cheapest or extra <= 0:
+        return "billing: prefer_fixed_monthly: this fixed-price option is also the cheapest"
+    return (f"billing: prefer_fixed_monthly ranks this fixed-price option ({mode}) first: {fmt_usd(extra)} "
+            f"({extra / float(part.cost.tco_usd[cheapest]):.1%}) more than the cheapest "
+            f"({part.offers['mode'].iloc[cheapest]}) over the horizon")
 
 
 def _distinct_offers(part, order: np.ndarray, auto_precision: bool = False) -> list[int]:

@@ -91,16 +91,56 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
     # something a team can deploy at that price: planning on it would understate the cost.
     complete = offers["host_included"].fillna(True).astype(bool).to_numpy() if "host_included" in offers \
         else np.ones(len(offers), bool)
-    keep = mode_ok & provider_ok & place_ok & complete
-    lines = []
+    hardware_ok, hardware_lines = hardware_mask(offers, catalog, workload)
+    keep = mode_ok & provider_ok & place_ok & complete & hardware_ok
+    lines = list(hardware_lines)
+    said = {line["what"] for line in lines}
     for family, rows in offers.groupby("family", sort=True):
         idx = rows.index.to_numpy()
-        if keep[idx].any():
+        if keep[idx].any() or family in said:
             continue
         lines.append({"what": family, "reason": _family_reason(rows, mode_ok[idx], provider_ok[idx],
                                                                place_ok[idx], complete[idx], allowed_kinds,
                                                                regions, countries)})
     return OfferFilter(offers[keep].reset_index(drop=True), lines)
+
+
+def hardware_mask(offers: pd.DataFrame, catalog, workload) -> tuple[np.ndarray, list[dict[str, str]]]:
+    """Offers the spec's ``hardware`` filters and ``deployment.portability_required`` keep, and one
+    exclusion line per family they remove entirely (with the rule that removed it)."""
+    from infrafit.workload.names import accelerator_names
+
+    hw, names = workload.hardware, accelerator_names(catalog)
+    acc = offers["accelerator_id"].to_numpy(dtype=object)
+    fam = offers["family"].to_numpy(dtype=object)
+    vendor = offers["vendor"].to_numpy(dtype=object)
+    rules: list[tuple[str, np.ndarray]] = []
+    if hw.vendors:
+        wanted = {v.lower() for v in hw.vendors}
+        rules.append((f"hardware.vendors {list(hw.vendors)}", np.array([str(v).lower() in wanted for v in vendor])))
+    if hw.families:
+        wanted = {f.lower() for f in hw.families}
+        rules.append((f"hardware.families {list(hw.families)}", np.array([str(f).lower() in wanted for f in fam])))
+    if hw.accelerators:
+        wanted = {names.get(a.lower(), a) for a in hw.accelerators}
+        rules.append((f"hardware.accelerators {list(hw.accelerators)}", np.isin(acc, list(wanted))))
+    if hw.exclude:
+        gone = {names.get(x.lower(), x) for x in hw.exclude} | {x.lower() for x in hw.exclude}
+        rules.append((f"hardware.exclude {list(hw.exclude)}",
+                      np.array([a not in gone and str(f).lower() not in gone for a, f in zip(acc, fam, strict=True)])))
+    if workload.deployment.portability_required:
+        sellers = catalog.offers.groupby("accelerator_id")["provider"].nunique()
+        single = {a for a, n in sellers.items() if n < 2}
+        rules.append(("deployment.portability_required (hardware sold by one provider only: "
+                      "no second source to move to)", ~np.isin(acc, list(single))))
+    keep = np.ones(len(offers), bool)
+    lines = []
+    for why, ok in rules:
+        for family in sorted(set(fam[keep & ~ok])):
+            if not (keep & ok & (fam == family)).any():
+                lines.append({"what": str(family), "reason": f"removed by {why}"})
+        keep &= ok
+    return keep, lines
 
 
 def _family_reason(rows, mode_ok, provider_ok, place_ok, complete, allowed_kinds, regions, countries) -> str:

@@ -52,15 +52,27 @@ def _pairs(offers: pd.DataFrame, catalog, multiples) -> list[tuple[Any, int, int
     return [(catalog.accelerators[a], c, k) for a, c, k in sorted(out)]
 
 
-def _stacks_for(catalog, task: str):
-    stacks = catalog.stacks
-    rows = [(r.id, str(r.families).split(";")) for r in stacks.itertuples() if "inference" in str(r.tasks)]
+def _stacks_for(catalog, task: str, portable: bool = False):
+    """The serving stacks to try on an accelerator: its default first, then up to two more of
+    stacks.csv. With ``portable`` (``deployment.portability_required``) only stacks that run on more
+    than one vendor's hardware (vLLM, not TensorRT-LLM)."""
+    vendor_of = {a.family: a.vendor for a in catalog.accelerators.values()}
+    rows = []
+    for r in catalog.stacks.itertuples():
+        if "inference" not in str(r.tasks):
+            continue
+        fams = str(r.families).split(";")
+        if portable and len({vendor_of.get(f) for f in fams if f in vendor_of}) < 2:
+            continue
+        rows.append((r.id, fams))
 
     def pick(acc) -> list[str]:
         from infrafit.perf import default_stack
 
         found = [sid for sid, fams in rows if acc.family in fams]
         first = default_stack(acc)
+        if portable:
+            return found[:3]
         return [first] + [s for s in found if s != first][:2] if found else [first]
 
     return pick
@@ -83,7 +95,8 @@ def evaluate_configs(workload, arch, catalog, offers: pd.DataFrame, task: str,
         key = (acc.id, c * k)
         reach = tp_reach(acc, c, acc.id in spans)
         per_instance[key] = min(per_instance.get(key, reach), reach)
-    return evaluate(workload, task, pairs, stacks_for=_stacks_for(catalog, task), targets=targets,
+    stacks = _stacks_for(catalog, task, workload.deployment.portability_required)
+    return evaluate(workload, task, pairs, stacks_for=stacks, targets=targets,
                     instance_chips=per_instance if task == "train" else None)
 
 

@@ -97,10 +97,45 @@ def name_problems(workload: Workload, catalog: Any) -> list[Triple]:
             out.append((("placement", "users_in", i), f"{place!r} is not a known place{suggest(name, names)}",
                         "use a city of at least 250,000 people, a region of `infrafit catalog offers`, "
                         "or a two-letter country code"))
+    out += _hardware_problems(workload, catalog)
     for i, prov in enumerate(dep.exclude_providers):
         if provider_key(prov) not in known["providers"]:
             display = sorted(known["providers"].values())
             out.append((("deployment", "exclude_providers", i),
                         f"{prov!r} is not a provider in the catalog{suggest(prov, display)}",
                         f"use one of {', '.join(display)}"))
+    return out
+
+
+def accelerator_names(catalog: Any) -> dict[str, str]:
+    """Every accelerator id and alias (lower case) -> accelerator id."""
+    out = {a.lower(): a for a in catalog.accelerators}
+    for alias, acc in zip(catalog.tables["aliases"]["alias"], catalog.tables["aliases"]["accelerator_id"], strict=True):
+        out[str(alias).lower()] = str(acc)
+    return out
+
+
+def _hardware_problems(workload: Workload, catalog: Any) -> list[Triple]:
+    hw = workload.hardware
+    accs = catalog.accelerators.values()
+    vendors = sorted({a.vendor for a in accs})
+    families = sorted({a.family for a in accs})
+    names = accelerator_names(catalog)
+    out: list[Triple] = []
+    for i, v in enumerate(hw.vendors):
+        if v.lower() not in {x.lower() for x in vendors}:
+            out.append((("hardware", "vendors", i), f"{v!r} is not a vendor in the catalog{suggest(v, vendors)}",
+                        f"use one of {', '.join(vendors)}"))
+    for i, f in enumerate(hw.families):
+        if f.lower() not in {x.lower() for x in families}:
+            out.append((("hardware", "families", i), f"{f!r} is not an accelerator family{suggest(f, families)}",
+                        "use a family of `infrafit catalog accelerators` (e.g. NVIDIA Hopper, Google TPU)"))
+    for key, values in (("accelerators", hw.accelerators), ("exclude", hw.exclude)):
+        for i, name in enumerate(values):
+            if name.lower() in names or (key == "exclude" and name.lower() in {x.lower() for x in families}):
+                continue
+            choices = sorted(names) + (families if key == "exclude" else [])
+            kind = "an accelerator or family" if key == "exclude" else "an accelerator"
+            out.append((("hardware", key, i), f"{name!r} is not {kind} in the catalog{suggest(name, choices)}",
+                        "use an id or alias from `infrafit catalog accelerators`"))
     return out

@@ -23,6 +23,7 @@ from infrafit.workload.spec_sections import (
     Budget,
     Deployment,
     Growth,
+    Hardware,
     Inference,
     ModelField,
     Ops,
@@ -59,6 +60,7 @@ class Workload(Section):
     growth: Growth = Growth()
     placement: Placement = Placement()
     deployment: Deployment = Deployment()
+    hardware: Hardware = Hardware()
     budget: Budget = Budget()
     horizon_months: t.HorizonMonths = 12
     ops: Ops = Ops()

@@ -257,6 +257,20 @@ class Deployment(Section):
     managed_preferred: bool = False
 
 
+_HardwareName = Annotated[str, Field(min_length=1, max_length=100)]
+
+
+class Hardware(Section):
+    """Which accelerators the plan may use. ``vendors``, ``families`` and ``accelerators`` (ids or
+    aliases) keep only what they name (each list, when given, must match); ``exclude`` removes
+    accelerators or families by name. Names are checked against the catalog."""
+
+    vendors: Annotated[tuple[_HardwareName, ...], Field(max_length=50)] = ()
+    families: Annotated[tuple[_HardwareName, ...], Field(max_length=100)] = ()
+    accelerators: Annotated[tuple[_HardwareName, ...], Field(max_length=500)] = ()
+    exclude: Annotated[tuple[_HardwareName, ...], Field(max_length=500)] = ()
+
+
 class Budget(Section):
     """Limits on what the plan may cost. By default they hold the infrastructure (compute, storage,
     egress, power, colocation, maintenance, migration and setup); ``include_labour: true`` counts the

@@ -1,0 +1,75 @@
+"""Preferences that used to be parsed and ignored now act (issue 13 point 3): hardware filters with
+reasons, portability_required, and billing: prefer_fixed_monthly (a stated 10% margin)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from infrafit.catalog import load_catalog
+from infrafit.errors import ProblemsError
+from infrafit.search.assemble import FIXED_BILLING_MARGIN, prefer_fixed
+from infrafit.search.planner import plan
+from infrafit.workload.spec import parse_spec
+
+BASE = """
+name: prefs
+task: inference
+model: llama3.1-8b
+inference:
+  mode: realtime
+  traffic: {{requests_per_s: 1, input_tokens: 200, output_tokens: 100}}
+  slo: {{ttft_p99_s: 2.0, tpot_p99_s: 0.2}}
+{extra}
+"""
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return load_catalog()
+
+
+def _plan(cat, extra: str, top: int = 8):
+    return plan(parse_spec(BASE.format(extra=extra), catalog=cat), cat, top=top)
+
+
+def test_hardware_filters_keep_only_what_they_name_and_say_why(cat):
+    p = _plan(cat, "hardware: {vendors: [NVIDIA], exclude: [h100, NVIDIA Blackwell]}")
+    assert p.options
+    for o in p.options:
+        acc = cat.accelerator(o.accelerator)
+        assert acc.vendor == "NVIDIA" and acc.id != "nvidia_h100_sxm" and acc.family != "NVIDIA Blackwell"
+    reasons = {e.what: e.reason for e in p.excluded}
+    assert "removed by hardware.vendors" in reasons["Google TPU"]
+    assert "removed by hardware.exclude" in reasons["NVIDIA Blackwell"]
+
+
+def test_hardware_names_are_checked(cat):
+    with pytest.raises(ProblemsError, match="did you mean 'NVIDIA'"):
+        parse_spec(BASE.format(extra="hardware: {vendors: [nvidai]}"), catalog=cat)
+    with pytest.raises(ProblemsError, match="is not an accelerator"):
+        parse_spec(BASE.format(extra="hardware: {accelerators: [h1000]}"), catalog=cat)
+
+
+def test_portability_keeps_second_sourced_hardware_on_multi_vendor_stacks(cat):
+    p = _plan(cat, "deployment: {portability_required: true}")
+    assert p.options
+    sellers = cat.offers.groupby("accelerator_id")["provider"].nunique()
+    assert all(sellers[o.accelerator] >= 2 for o in p.options)
+    assert all(o.stack != "tensorrt-llm" for o in p.options)
+    reasons = {e.what: e.reason for e in p.excluded}
+    assert "portability_required" in reasons["Google TPU"] and "portability_required" in reasons[
+        "AWS Trainium/Inferentia"]
+
+
+def test_prefer_fixed_moves_fixed_options_within_the_margin_first():
+    tco = np.array([100.0, 104.0, 108.0, 130.0])
+    mode = np.array(["cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "on_prem"], dtype=object)
+    order = np.array([0, 1, 2, 3])
+    assert prefer_fixed(order, tco, mode).tolist() == [2, 0, 1, 3]  # reserved at +8% first; on-prem +30% not
+    assert FIXED_BILLING_MARGIN == pytest.approx(0.10)
+
+
+def test_the_plan_says_what_the_billing_preference_cost(cat):
+    p = _plan(cat, "deployment: {billing: prefer_fixed_monthly}")
+    assert any(w.startswith("billing:") for w in p.options[0].why)
