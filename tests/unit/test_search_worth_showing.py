@@ -62,3 +62,16 @@ def test_all_shows_near_copies_the_diversity_rule_hides():
         if w.inference is not None and not w.is_training and ranked:
             assert ranked[0] <= diverse.options[0].cost["tco_usd"] + 1e-6
     assert found, "no example hides a variant: the check needs one"
+
+
+def test_near_equal_costs_are_ordered_by_fewer_accelerators_then_sourced_then_simpler():
+    from infrafit.search.pareto import COST_TIE_FRACTION, break_near_ties
+
+    tco = np.array([100.0, 100.5, 101.0, 150.0, 101.5])
+    held = np.array([4.0, 1.0, 1.0, 1.0, 1.0])
+    derived = np.array([False, True, False, False, False])
+    mode = np.array(["cloud_on_demand", "cloud_on_demand", "cloud_on_demand", "cloud_on_demand", "cloud_spot"],
+                    dtype=object)
+    assert COST_TIE_FRACTION == 0.02
+    # within 2% of 100: 1 accelerator before 4; sourced before derived; on-demand before spot; 150 stays last
+    assert break_near_ties([0, 1, 2, 4, 3], tco, held, derived, mode) == [2, 4, 1, 0, 3]

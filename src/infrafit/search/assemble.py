@@ -13,7 +13,14 @@ import numpy as np
 from infrafit.search import explain as ex
 from infrafit.search.combine import combined
 from infrafit.search.option import option_json
-from infrafit.search.pareto import diverse_top, hidden_variants, order_by, pareto_mask, worth_showing
+from infrafit.search.pareto import (
+    break_near_ties,
+    diverse_top,
+    hidden_variants,
+    order_by,
+    pareto_mask,
+    worth_showing,
+)
 from infrafit.units import fmt_usd
 
 FRONT_POINTS_MAX = 400
@@ -61,6 +68,11 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
         return [], {}
     tco, metric = part.cost.tco_usd[idx], part.ev.metric[idx]
     order = idx[order_by(objective, tco, metric)]
+    if objective == "cost":  # near-equal costs: fewer accelerators, sourced prices, simpler deployment first
+        offers = part.offers
+        derived = offers["derived"].astype(bool).to_numpy() if "derived" in offers else np.zeros(len(part), bool)
+        order = np.asarray(break_near_ties(order, part.cost.tco_usd, _accelerators_held(part), derived,
+                                           offers["mode"].to_numpy(dtype=object)), dtype=int)
     if ctx["workload"].deployment.billing == "prefer_fixed_monthly":
         order = prefer_fixed(order, part.cost.tco_usd, part.offers["mode"].to_numpy(dtype=object))
     on_front = np.zeros(len(part), bool)

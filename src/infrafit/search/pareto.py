@@ -129,3 +129,29 @@ def hidden_variants(candidates: Sequence[int], chosen: Sequence[int], tco: np.nd
         if n:
             out[str(fam)] = n
     return out
+
+
+#: Costs closer than this share are a tie: prices move by more between two retrievals of the same
+#: page, and labour and egress are modelled, not metered (an assumption, documented in docs/planner.md).
+COST_TIE_FRACTION = 0.02
+#: Deployment simplicity for tie-breaks: fewer moving parts first (a pay-as-you-go VM, then a commitment,
+#: then capacity that can be taken away or must be bought and run).
+MODE_SIMPLICITY = {"cloud_on_demand": 0, "cloud_reserved_1y": 1, "dedicated_monthly": 1, "cloud_reserved_3y": 2,
+                   "cloud_spot": 3, "on_prem": 4, "hybrid": 5}
+
+
+def break_near_ties(order: Sequence[int], tco: np.ndarray, accelerators: np.ndarray, derived: np.ndarray,
+                    mode: np.ndarray) -> list[int]:
+    """``order`` (cheapest first) with runs of candidates within ``COST_TIE_FRACTION`` of the run's
+    cheapest reordered by fewer accelerators, then sourced (not derived) prices, then simpler
+    deployment, then cost; never by catalog order."""
+    out: list[int] = []
+    run: list[int] = []
+    for i in list(order) + [None]:
+        if i is not None and run and float(tco[i]) <= (1.0 + COST_TIE_FRACTION) * float(tco[run[0]]):
+            run.append(int(i))
+            continue
+        out += sorted(run, key=lambda j: (float(accelerators[j]), bool(derived[j]),
+                                          MODE_SIMPLICITY.get(str(mode[j]), 9), float(tco[j])))
+        run = [int(i)] if i is not None else []
+    return out
