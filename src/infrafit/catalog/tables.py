@@ -226,6 +226,13 @@ COST_TABLES = (
         num("typical_fraction", "typical discount off on-demand seen in paired prices (fraction)"),
         num("max_fraction", "published maximum discount (fraction)"),
     ), "Commitment discounts."),
+    _cost("cost_billing", (
+        text("provider", "provider (as in offers.csv), or any"),
+        text("mode", "cloud_on_demand | cloud_spot | any", choices=("cloud_on_demand", "cloud_spot", "any")),
+        num("increment_s", "billing increment: run time is rounded up to a multiple of it, seconds", minimum=1.0),
+        num("minimum_s", "least run time billed per instance start, seconds"),
+        num("boot_s", "launch to ready for work, before the image pull and model load, seconds"),
+    ), "How elastic capacity is billed per instance start: increment, minimum, boot time."),
 )
 
 ROW_CHECKS = {"offers": offer_row_issues}

@@ -20,6 +20,7 @@ from infrafit.catalog.schema import Column, Schema, num, provenance, text
 from infrafit.cost.capacity_plan import Demand, inference_demand, training_demand
 from infrafit.cost.factors import (
     LOCAL_STORAGE_MODES,
+    billing_rule,
     colocation_usd_per_kw_month,
     egress_tiers,
     electricity_usd_per_kwh,
@@ -30,8 +31,8 @@ from infrafit.cost.factors import (
 )
 from infrafit.cost.offers import OfferArrays
 from infrafit.cost.params import MODES, CostParams
-from infrafit.cost.usage import LoadProfile, growth_factors, month_profile
-from infrafit.units import HOURS_PER_MONTH
+from infrafit.cost.usage import LoadProfile, batch_starts_per_month, growth_factors, month_profile
+from infrafit.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
 
 OPS_LABOUR = Schema(
     "ops_labour",
@@ -184,8 +185,42 @@ def _spans_fabric(catalog, rows: pd.DataFrame) -> np.ndarray:
     return rows["host_id"].map(lambda h: bool(by_host.get(h, False))).to_numpy(dtype=bool)
 
 
+def _billing_factors(catalog, rows: pd.DataFrame, p: CostParams, load_bytes_per_instance,
+                     notes: list[list[str]]) -> dict[str, np.ndarray]:
+    """Per row of an elastic mode: billing increment and minimum (hours) from cost_billing.csv, and the
+    start-up time of one instance (hours) = boot + image pull + weights load at the host's network
+    rate. Fixed modes get zeros (their capacity is held, not started per run)."""
+    n = len(rows)
+    out = {k: np.zeros(n) for k in ("billing_increment_h", "billing_minimum_h", "startup_h")}
+    modes = rows["mode"].to_numpy(dtype=object)
+    elastic = np.isin(modes, ("cloud_on_demand", "cloud_spot"))
+    if not elastic.any():
+        return out
+    net = catalog.hosts.set_index("id")["network_bits_per_s"] if "network_bits_per_s" in catalog.hosts else None
+    bits = rows["host_id"].map(net).to_numpy(dtype=float) if net is not None else np.full(n, np.nan)
+    load_bw = np.minimum(np.where(np.isfinite(bits) & (bits > 0), bits / 8.0, p.model_load_bytes_per_s_default),
+                         p.object_store_bytes_per_s_max)
+    load = np.broadcast_to(np.asarray(load_bytes_per_instance, dtype=float), (n,))
+    keys = pd.MultiIndex.from_arrays([rows["provider"].to_numpy(dtype=object), modes])
+    codes, uniques = pd.factorize(keys)
+    for k, (prov, mode) in enumerate(uniques):
+        idx = np.flatnonzero((codes == k) & elastic)
+        if idx.size == 0:
+            continue
+        (inc_s, min_s, boot_s), note = billing_rule(catalog.cost_factors, prov, mode)
+        out["billing_increment_h"][idx] = inc_s / SECONDS_PER_HOUR
+        out["billing_minimum_h"][idx] = min_s / SECONDS_PER_HOUR
+        start_s = boot_s + p.image_bytes / p.image_pull_bytes_per_s + np.nan_to_num(load[idx]) / load_bw[idx]
+        out["startup_h"][idx] = start_s / SECONDS_PER_HOUR
+        if note:
+            for i in idx:
+                notes[i].append(note)
+    return out
+
+
 def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1, managed: bool = False,
                         params: CostParams | None = None, migration_engineer_weeks=0.0,
+                        load_bytes_per_instance=0.0,
                         site_region: str = "", site_country: str = "", electricity_sector: str = "commercial",
                         facility: str = "industry_average", maintenance_item: str | None = None) -> OfferArrays:
     """OfferArrays for catalog offer rows (``catalog.offers`` subset); one replica = that many
@@ -197,6 +232,8 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
     without a place, e.g. purchase prices) and the PUE of ``facility``; for on-prem the colocation
     rate of the place and the maintenance share (``maintenance_item``, default the largest).
     On-prem life and residual value come from ``params`` (the catalog has no such table).
+    Elastic rows get their provider's billing increment and minimum (cost_billing.csv) and the
+    start-up time of an instance, whose weights load is ``load_bytes_per_instance`` (per row or one value).
     ``OfferArrays.notes`` names every stand-in used for a row (empty when all came from the catalog).
     """
     p = params or CostParams()
@@ -223,6 +260,7 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
                             f"{FALLBACK_HOST_POWER_W_PER_ACCELERATOR[0]:g} W per accelerator slot for the host "
                             f"({FALLBACK_HOST_POWER_W_PER_ACCELERATOR[1]})")
     upto_gb, usd_per_gb, storage = _provider_factors(catalog, rows, notes)
+    billing = _billing_factors(catalog, rows, p, load_bytes_per_instance, notes)
     return OfferArrays.build(
         modes, usd_per_hour=rows["usd_per_hour"].to_numpy(dtype=float) * inst,
         usd_per_month=rows["usd_per_month"].to_numpy(dtype=float) * inst,
@@ -233,7 +271,7 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
         life_years=p.onprem_life_years, residual_fraction=p.onprem_residual_fraction,
         ops_hours_per_month=fixed_h, ops_hours_per_replica_month=per_h,
         migration_engineer_weeks=migration_engineer_weeks, egress_usd_per_gb=usd_per_gb,
-        egress_tier_upto_gb=upto_gb, storage_usd_per_gb_month=storage,
+        egress_tier_upto_gb=upto_gb, storage_usd_per_gb_month=storage, **billing,
         provider=rows["provider"].to_numpy(dtype=object), region=rows["region"].to_numpy(dtype=object),
         notes=np.array(["; ".join(dict.fromkeys(n)) for n in notes], dtype=object),
     )
@@ -255,11 +293,14 @@ def workload_demand(workload, *, capacity_rps=None, time_to_train_s=None, params
     if workload.task == "inference":
         traffic = workload.inference.traffic
         out_tokens = float(traffic.output_tokens.mean) if traffic.output_tokens else 0.0
-        return inference_demand(workload_profile(workload), np.asarray(capacity_rps, dtype=float),
+        profile = workload_profile(workload)
+        return inference_demand(profile, np.asarray(capacity_rps, dtype=float),
                                 growth_factors(workload.growth.traffic_per_month, months),
                                 headroom_fraction=p.headroom_fraction,
                                 realtime=workload.inference.mode in ("realtime", "mixed", "edge"),
-                                output_tokens_per_request=out_tokens)
+                                output_tokens_per_request=out_tokens,
+                                starts_per_month=batch_starts_per_month(profile.active_hours,
+                                                                        workload.usage.runs_per_year))
     runs = float(workload.usage.runs_per_year or 1.0)
     epochs = float(workload.training.epochs or 0.0) if workload.training else 0.0
     return training_demand(np.asarray(time_to_train_s, dtype=float), runs, months,

@@ -9,7 +9,10 @@ its price per replica. Shapes: M months of the horizon, K load bins of the repre
   headroom covers the autoscaler's lag: load keeps rising while a new replica boots), at least
   ``min_replicas`` (1 for realtime) while the service is active, none while it is inactive; fixed
   modes hold ``ceil(peak x (1 + headroom) / capacity)``. Paid replica-hours = sum over bins of
-  hours x replicas. Batch work is fluid on elastic capacity (paid = busy).
+  hours x replicas. Batch work and training on elastic capacity start cold ``starts_per_month``
+  times (one window a day, or one per run): each start runs the replicas that finish it in its
+  window, each billed as sold (``cost.modes.billed_hours``: start-up + work, rounded up to the
+  provider's increment, at least its minimum).
 - Busy replica-hours = sum of hours x load / capacity: the work actually done. Paid minus busy is
   the idle capacity the breakdown reports.
 - Fixed (reserved, dedicated, on-prem): ``ceil(peak x (1 + headroom) / capacity)`` replicas, at
@@ -41,6 +44,8 @@ class Demand:
     output_tokens_per_month: np.ndarray  # (M,)
     runs_per_month: float = 0.0  # training runs completed per month
     epochs_per_run: float = 0.0
+    starts_per_month: float = 0.0  # batch and training on elastic capacity: cold starts a month (0 = fluid)
+    replicas_per_start: np.ndarray | None = None  # (M, N) replicas each start runs (None = 1)
 
     @property
     def months(self) -> int:
@@ -76,6 +81,7 @@ def inference_demand(
     realtime: bool = True,
     min_replicas: int = 1,
     output_tokens_per_request: float = 0.0,
+    starts_per_month: float = 0.0,
 ) -> Demand:
     """Realtime (per-hour ceil, minimum replicas while active) or batch (fluid) inference demand."""
     cap = _check_capacity(capacity_rps, "capacity_rps (requests/s one replica sustains within the SLOs)")
@@ -98,7 +104,9 @@ def inference_demand(
         hours = max(profile.active_hours, 1e-9)
         fixed = np.maximum.accumulate(np.maximum(np.ceil(busy * (1 + headroom_fraction) / hours - 1e-9), 1), axis=0)
     requests = profile.requests_per_month * growth
-    return Demand(needed, busy, fixed, profile.active_hours, realtime, requests, requests * output_tokens_per_request)
+    return Demand(needed, busy, fixed, profile.active_hours, realtime, requests, requests * output_tokens_per_request,
+                  starts_per_month=0.0 if realtime else float(starts_per_month),
+                  replicas_per_start=None if realtime else fixed)
 
 
 def training_demand(
@@ -123,7 +131,7 @@ def training_demand(
     fixed = np.maximum(np.ceil(needed * (1 + headroom_fraction) / HOURS_PER_MONTH - 1e-9), 1.0)
     zeros = np.zeros(months)
     return Demand(needed, needed.copy(), fixed, 0.0, False, zeros, zeros,
-                  runs_per_month=runs_per_month, epochs_per_run=epochs_per_run)
+                  runs_per_month=runs_per_month, epochs_per_run=epochs_per_run, starts_per_month=runs_per_month)
 
 
 def capacity_events(fixed: np.ndarray, capacity: float, peak_by_month: np.ndarray | None = None) -> list[dict]:

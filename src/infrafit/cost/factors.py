@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from infrafit.errors import InputError, suggest
-from infrafit.units import GB
+from infrafit.units import GB, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 
 #: Egress for a provider with no row in cost_egress.csv: AWS EC2 internet egress, first 10 TB/month
 #: ($0.09/GB, the catalog's aws_0 row), the hyperscaler list price; conservative for GPU clouds that
@@ -176,3 +176,28 @@ def maintenance_share(factors: dict, item: str | None = None) -> float:
         raise InputError(f"unknown maintenance item {item!r}{suggest(item, list(table['id']))}",
                          fix=f"use one of {', '.join(table['id'])}")
     return float(rows["annual_fraction"].iloc[0])
+
+
+#: Billing of elastic capacity for a provider with no row in cost_billing.csv (nor an ``any`` row):
+#: whole hours, the conservative assumption (the catalog's default_elastic row says the same).
+GENERIC_BILLING = ((SECONDS_PER_HOUR, SECONDS_PER_HOUR, 5 * SECONDS_PER_MINUTE),
+                   "whole-hour billing and a 5-min boot (assumption: no published rule)")
+
+
+def billing_rule(factors: dict, provider: str, mode: str) -> tuple[tuple[float, float, float], str]:
+    """((increment_s, minimum_s, boot_s), note) of elastic capacity from ``provider`` in ``mode``.
+
+    The most specific row wins: (provider, mode), (provider, any), (any, mode), (any, any); the note
+    names the stand-in when the provider has no row of its own."""
+    table = _table(factors, "billing")
+    if not table.empty:
+        prov, md = table["provider"].map(_norm), table["mode"].map(_norm)
+        for p_key, m_key in ((_norm(provider), _norm(mode)), (_norm(provider), "any"), ("any", _norm(mode)),
+                             ("any", "any")):
+            hit = table[(prov == p_key) & (md == m_key)]
+            if not hit.empty:
+                row = hit.iloc[0]
+                rule = (float(row["increment_s"]), float(row["minimum_s"]), float(row["boot_s"]))
+                note = "" if p_key != "any" else f"no billing rule for {provider!r}: {row['id']} ({row['notes']})"
+                return rule, note
+    return GENERIC_BILLING[0], f"no billing rule for {provider!r}: {GENERIC_BILLING[1]}"

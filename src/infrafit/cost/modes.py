@@ -50,10 +50,31 @@ def beyond_horizon_months(horizon_months: int, term_months: np.ndarray, whole_te
     return paid - remaining
 
 
+def billed_hours(run_h: np.ndarray, increment_h: np.ndarray, minimum_h: np.ndarray) -> np.ndarray:
+    """Hours billed for one instance start that runs ``run_h``: rounded up to a multiple of the
+    increment (none when it is 0), at least the minimum."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rounded = np.where(increment_h > 0, np.ceil(run_h / np.where(increment_h > 0, increment_h, 1.0) - 1e-9)
+                           * increment_h, run_h)
+    return np.maximum(rounded, minimum_h)
+
+
+def elastic_paid_hours(d: Demand, o: OfferArrays) -> np.ndarray:
+    """(M, N) replica-hours paid on elastic capacity. Realtime: the autoscaled hours. Batch and training
+    (``starts_per_month`` > 0): starts x replicas per start x billed(work per replica + start-up)."""
+    if d.realtime or d.starts_per_month <= 0:
+        return d.needed_replica_hours
+    n = np.ones_like(d.busy_replica_hours) if d.replicas_per_start is None else d.replicas_per_start
+    run = d.busy_replica_hours / (d.starts_per_month * n) + o.startup_h[None, :]
+    paid = d.starts_per_month * n * billed_hours(run, o.billing_increment_h[None, :], o.billing_minimum_h[None, :])
+    return np.where(d.busy_replica_hours > 0, paid, 0.0)
+
+
 def on_demand(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
-    """Pay for the replica-hours the load needs each hour (autoscaled, instance granularity)."""
-    paid = d.needed_replica_hours * o.usd_per_hour
-    return _split_used_idle(paid, _share(d.busy_replica_hours, d.needed_replica_hours)), {}
+    """Pay for the replica-hours the load needs each hour (autoscaled, instance granularity); batch and
+    training pay each start as billed (``elastic_paid_hours``)."""
+    needed = elastic_paid_hours(d, o)
+    return _split_used_idle(needed * o.usd_per_hour, _share(d.busy_replica_hours, needed)), {}
 
 
 def spot(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
@@ -68,7 +89,7 @@ def spot(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
     """
     rate = np.where(np.isnan(o.interruptions_per_hour), p.spot_interruptions_per_hour_default,
                     o.interruptions_per_hour)
-    needed = d.needed_replica_hours
+    needed = elastic_paid_hours(d, o)
     if not d.realtime:
         extra = spot_slowdown(o, p) - 1.0
         out = _split_used_idle(needed * o.usd_per_hour, _share(d.busy_replica_hours, needed))
@@ -146,7 +167,7 @@ def on_prem(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
 def replicas_held(d: Demand, o: OfferArrays) -> np.ndarray:
     """(M, N) average replicas held: needed hours / 730 for elastic modes, the fleet otherwise."""
     elastic = np.isin(o.mode, ("cloud_on_demand", "cloud_spot"))
-    return np.where(elastic[None, :], d.needed_replica_hours / HOURS_PER_MONTH, d.fixed_replicas)
+    return np.where(elastic[None, :], elastic_paid_hours(d, o) / HOURS_PER_MONTH, d.fixed_replicas)
 
 
 def compute_side(d: Demand, o: OfferArrays, p: CostParams, horizon_months: int) -> tuple[Arrays, Arrays]:

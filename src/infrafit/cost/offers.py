@@ -37,6 +37,9 @@ _DEFAULTS: dict[str, float] = {
     "ops_hours_per_month": 0.0,  # engineer hours per month, fixed part
     "ops_hours_per_replica_month": 0.0,  # engineer hours per replica per month
     "migration_engineer_weeks": 0.0,  # one-time, when the target is not first-class for the stack
+    "billing_increment_h": 0.0,  # elastic modes: run time per start rounds up to a multiple (0 = exact)
+    "billing_minimum_h": 0.0,  # elastic modes: least time billed per instance start
+    "startup_h": 0.0,  # per start: boot + image pull + model load, billed before any work is done
 }
 
 
@@ -65,6 +68,9 @@ class OfferArrays:
     ops_hours_per_month: np.ndarray
     ops_hours_per_replica_month: np.ndarray
     migration_engineer_weeks: np.ndarray
+    billing_increment_h: np.ndarray
+    billing_minimum_h: np.ndarray
+    startup_h: np.ndarray
     egress_tier_upto_gb: np.ndarray  # (N, T) cumulative upper bounds, last inf
     egress_usd_per_gb: np.ndarray  # (N, T)
     storage_usd_per_gb_month: Mapping[str, np.ndarray] = field(default_factory=dict)

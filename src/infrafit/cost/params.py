@@ -70,6 +70,15 @@ class CostParams:
         and Alphabet 10-K filings, 2022-2023), GPU generations turn over every ~2 years.
     onprem_residual_fraction: resale value at the end of the life, 10 % of purchase (assumption;
         four-year-old data-centre GPUs resell for a small fraction of list).
+    image_bytes / image_pull_bytes_per_s: every start of elastic capacity pulls the serving or
+        training image: CUDA images (vllm/vllm-openai, nvcr.io pytorch, tritonserver) are 8-12 GB
+        compressed on their registries, 10 GB used; layers are decompressed on one core, ~200 MB/s
+        (assumption), so ~50 s.
+    model_load_bytes_per_s_default: weights are read from object storage at the host's network rate
+        (hosts.csv network_bits_per_s / 8); 10 Gbit/s = 1.25 GB/s where the host row has no figure.
+        The host's figure often counts a training fabric (EFA, InfiniBand) that does not reach object
+        storage, so the rate is capped at ``object_store_bytes_per_s_max`` = 100 Gbit/s, the
+        single-instance ceiling AWS quotes for S3 (S3 performance guidelines, "up to 100 Gb/s").
     """
 
     headroom_fraction: float = 0.20
@@ -83,6 +92,10 @@ class CostParams:
     storage_retained_checkpoints: int = 3
     onprem_life_years: float = 4.0
     onprem_residual_fraction: float = 0.10
+    image_bytes: float = 10e9
+    image_pull_bytes_per_s: float = 200e6
+    model_load_bytes_per_s_default: float = 1.25e9
+    object_store_bytes_per_s_max: float = 12.5e9
 
     def __post_init__(self) -> None:
         checks = {
@@ -97,6 +110,10 @@ class CostParams:
             "storage_retained_checkpoints": self.storage_retained_checkpoints >= 0,
             "onprem_life_years": self.onprem_life_years > 0,
             "onprem_residual_fraction": 0 <= self.onprem_residual_fraction < 1,
+            "image_bytes": self.image_bytes >= 0,
+            "image_pull_bytes_per_s": self.image_pull_bytes_per_s > 0,
+            "model_load_bytes_per_s_default": self.model_load_bytes_per_s_default > 0,
+            "object_store_bytes_per_s_max": self.object_store_bytes_per_s_max > 0,
         }
         for name, ok in checks.items():
             if not ok:

@@ -177,6 +177,16 @@ def training_hours_per_month(time_to_train_s: np.ndarray | float, runs_per_year:
     return np.asarray(time_to_train_s, dtype=float) / SECONDS_PER_HOUR * runs_per_year / MONTHS_PER_YEAR
 
 
+def batch_starts_per_month(active_hours_per_month: float, runs_per_year: float | None) -> float:
+    """Cold starts a month of batch work on elastic capacity: the spec's runs (``runs_per_year`` / 12),
+    else one window a day when the work runs part of the time, else one start a month (continuous)."""
+    if runs_per_year:
+        return float(runs_per_year) / MONTHS_PER_YEAR
+    if active_hours_per_month < HOURS_PER_MONTH:
+        return HOURS_PER_MONTH / HOURS_PER_DAY
+    return 1.0
+
+
 def occasional_active_hours(runs_per_year: float, hours_per_run: float) -> float:
     """Active hours per month of an occasional service: runs x hours each, per month, capped at 730."""
     return min(HOURS_PER_MONTH, runs_per_year * hours_per_run / MONTHS_PER_YEAR)
@@ -185,6 +195,7 @@ def occasional_active_hours(runs_per_year: float, hours_per_run: float) -> float
 __all__ = [
     "LoadProfile",
     "PROFILE_NAMES",
+    "batch_starts_per_month",
     "daily_shape",
     "growth_factors",
     "month_profile",

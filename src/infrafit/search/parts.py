@@ -150,6 +150,24 @@ def _host_spans(offers: pd.DataFrame, catalog) -> np.ndarray:
     return np.array([bool(by_host.get(h, False)) for h in offers["host_id"]], dtype=bool)
 
 
+def batch_starts(workload, profile) -> float:
+    """Cold starts a month of batch inference on elastic capacity (``cost.usage.batch_starts_per_month``)."""
+    from infrafit.cost.usage import batch_starts_per_month
+
+    return batch_starts_per_month(profile.active_hours, workload.usage.runs_per_year)
+
+
+def load_bytes_per_accelerator(ev: Evaluated) -> np.ndarray:
+    """(rows,) weights each accelerator loads before it serves or trains: the estimate's own
+    ``weights_bytes`` (LLM, training) or ``weight_bytes`` (other models), else its memory in use."""
+    out = np.asarray(ev.memory_bytes, dtype=float).copy()
+    for i, t in enumerate(ev.terms):
+        w = t.get("weights_bytes", t.get("weight_bytes"))
+        if w is not None and np.isfinite(w):
+            out[i] = float(w)
+    return out
+
+
 def inference_profile(workload):
     """(LoadProfile, output tokens per request): requests/s traffic, or items per day in a window."""
     from infrafit.cost.adapters import workload_profile
@@ -203,8 +221,9 @@ def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, 
     site_region, site_country = on_prem_site(workload)
     # Price each distinct (offer, instances per replica) once, then expand to every configuration on it:
     # the catalog lookups behind an offer's cost factors do not depend on the configuration.
+    load = load_bytes_per_accelerator(ev) * rows["accelerator_count"].to_numpy(dtype=float)  # per instance
     key = pd.MultiIndex.from_arrays([rows["id"].to_numpy(), rows["instances_per_replica"].to_numpy(),
-                                     np.asarray(migration_weeks, float)])
+                                     np.asarray(migration_weeks, float), np.round(load, -6)])
     codes, uniques = pd.factorize(key)
     first = np.full(len(uniques), -1)
     first[codes[::-1]] = np.arange(len(codes))[::-1]
@@ -213,6 +232,7 @@ def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, 
                                  instances_per_replica=distinct["instances_per_replica"].to_numpy(),
                                  managed=bool(workload.deployment.managed_preferred), params=p,
                                  migration_engineer_weeks=np.asarray(migration_weeks, float)[first],
+                                 load_bytes_per_instance=load[first],
                                  site_region=site_region, site_country=site_country).take(codes)
     dataset = 0.0
     if task == "train":
@@ -227,7 +247,8 @@ def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, 
         demand = inference_demand(profile, ev.capacity, growth_factors(workload.growth.traffic_per_month, months),
                                   headroom_fraction=p.headroom_fraction,
                                   realtime=inf.mode in ("realtime", "mixed", "edge"),
-                                  output_tokens_per_request=out_tokens)
+                                  output_tokens_per_request=out_tokens,
+                                  starts_per_month=batch_starts(workload, profile))
         growth = float(workload.growth.data_per_month)
     storage = storage_needs(months, dataset_bytes=dataset, data_growth_per_month=growth) if dataset else None
     cost = price_options(demand, arrays, horizon_months=months,

@@ -105,7 +105,8 @@ def evaluate_training(workload: Any, arch: Any, pairs: Sequence[tuple[Any, int]]
                             lay.fits, ttt, lay.memory_bytes,
                             acc.memory_bytes * USABLE_MEMORY_FRACTION,
                             {**lay.shares, "mfu_fraction": run.mfu_fraction, "peak_fraction": used,
-                             "checkpoint_save_s": save_s, "checkpoints": saves}))
+                             "checkpoint_save_s": save_s, "checkpoints": saves,
+                             "weights_bytes": float(lay.weights_bytes)}))
                 if lay.fits and run.time_to_train_s:
                     ran.append((ttt, p))
             if not ran:
