@@ -300,7 +300,9 @@ def workload_demand(workload, *, capacity_rps=None, time_to_train_s=None, params
                                 realtime=workload.inference.mode in ("realtime", "mixed", "edge"),
                                 output_tokens_per_request=out_tokens,
                                 starts_per_month=batch_starts_per_month(profile.active_hours,
-                                                                        workload.usage.runs_per_year))
+                                                                        workload.usage.runs_per_year),
+                                min_replicas=int(workload.availability.min_replicas),
+                                zones=int(workload.availability.zones))
     runs = float(workload.usage.runs_per_year or 1.0)
     epochs = float(workload.training.epochs or 0.0) if workload.training else 0.0
     return training_demand(np.asarray(time_to_train_s, dtype=float), runs, months,

@@ -66,10 +66,21 @@ def _check_capacity(capacity: np.ndarray, what: str) -> np.ndarray:
     return capacity
 
 
-def fixed_replicas(peak_by_month: np.ndarray, capacity: np.ndarray, headroom_fraction: float) -> np.ndarray:
-    """Step plan (M, N): ceil(peak_m x (1 + headroom) / capacity), >= 1, never shrinking."""
-    need = np.ceil(np.outer(peak_by_month, 1.0 + headroom_fraction) / capacity[None, :] - 1e-9)
-    return np.maximum.accumulate(np.maximum(need, 1.0), axis=0)
+def zone_replicas(need: np.ndarray, zones: int, min_replicas: int = 1) -> np.ndarray:
+    """Replicas that serve ``need`` (replicas' worth of load) across ``zones`` and ride through the
+    loss of any one: each zone holds ``ceil(need / (zones - 1))``, so ``zones x`` that in all (one zone
+    is a plain ``need``); never fewer than ``min_replicas`` nor one per zone. Zero need stays zero."""
+    need = np.asarray(need, dtype=float)
+    spread = need if zones <= 1 else zones * np.ceil(need / (zones - 1) - 1e-9)
+    return np.where(need > 0, np.maximum(spread, float(max(min_replicas, zones))), 0.0)
+
+
+def fixed_replicas(peak_by_month: np.ndarray, capacity: np.ndarray, headroom_fraction: float,
+                   zones: int = 1, min_replicas: int = 1) -> np.ndarray:
+    """Step plan (M, N): ceil(peak_m x (1 + headroom) / capacity), >= 1, spread over ``zones``
+    (``zone_replicas``), never shrinking."""
+    need = np.maximum(np.ceil(np.outer(peak_by_month, 1.0 + headroom_fraction) / capacity[None, :] - 1e-9), 1.0)
+    return np.maximum.accumulate(zone_replicas(need, zones, min_replicas), axis=0)
 
 
 def inference_demand(
@@ -82,8 +93,10 @@ def inference_demand(
     min_replicas: int = 1,
     output_tokens_per_request: float = 0.0,
     starts_per_month: float = 0.0,
+    zones: int = 1,
 ) -> Demand:
-    """Realtime (per-hour ceil, minimum replicas while active) or batch (fluid) inference demand."""
+    """Realtime (per-hour ceil, minimum replicas while active, spread over ``zones``) or batch inference
+    demand."""
     cap = _check_capacity(capacity_rps, "capacity_rps (requests/s one replica sustains within the SLOs)")
     growth = np.asarray(growth, dtype=float)
     floor = np.where(profile.active, float(min_replicas if realtime else 0), 0.0)
@@ -93,13 +106,14 @@ def inference_demand(
         per_replica = np.outer(profile.load_rps * g, 1.0 / cap)
         busy[m] = profile.hours @ per_replica
         if realtime:  # the same headroom as fixed modes (for the autoscaler's lag)
-            sized = per_replica * (1.0 + headroom_fraction)
-            needed[m] = profile.hours @ np.maximum(np.ceil(sized - 1e-9), floor[:, None])
+            sized = np.ceil(per_replica * (1.0 + headroom_fraction) - 1e-9)
+            held = np.where(profile.active[:, None], zone_replicas(np.maximum(sized, 1.0), zones, min_replicas), 0.0)
+            needed[m] = profile.hours @ np.maximum(held, floor[:, None])
         else:
             needed[m] = busy[m]
     peak = profile.peak_rps * growth
     if realtime:
-        fixed = fixed_replicas(peak, cap, headroom_fraction)
+        fixed = fixed_replicas(peak, cap, headroom_fraction, zones, min_replicas)
     else:  # batch: enough replicas to finish the month's work within the active hours, plus headroom
         hours = max(profile.active_hours, 1e-9)
         fixed = np.maximum.accumulate(np.maximum(np.ceil(busy * (1 + headroom_fraction) / hours - 1e-9), 1), axis=0)

@@ -111,6 +111,18 @@ def _quality_risk(workload, cfg: dict) -> str | None:
             f"--precisions fp32,{'int8' if prec in ('int8', 'int4') else 'bf16'}` and an eval on your data")
 
 
+def _availability_line(workload) -> str | None:
+    """What the spec's ``availability`` section added to the replica count (None when not given)."""
+    a = workload.availability
+    if not a.model_fields_set:
+        return None
+    share = "the whole need" if a.zones == 2 else f"need / {a.zones - 1}, rounded up"
+    zones = (f"spread over {a.zones} zones so that losing one still carries the peak (each zone holds {share})"
+             if a.zones > 1 else "")
+    floor = f"at least {a.min_replicas} replica(s) while active" if a.min_replicas > 1 else ""
+    return "availability: " + "; ".join(x for x in (floor, zones) if x) if floor or zones else None
+
+
 def option_json(part, i: int, ctx: dict) -> dict:
     """One option of one part, with why and risks."""
     workload, catalog = ctx["workload"], ctx["catalog"]
@@ -127,6 +139,7 @@ def option_json(part, i: int, ctx: dict) -> dict:
         why.extend(x for x in [op.why_line(cfg.get("operating_point"), point)] if x)
         why.append(f"{peak:.0f} replica(s) of {part.ev.capacity[i]:,.3g} requests/s held at the peak month "
                    "(fixed modes)")
+        why.extend(x for x in [_availability_line(workload)] if x)
     comp = ctx["compat"][row["family"]]
     risks = []
     if comp.support != "first-class":

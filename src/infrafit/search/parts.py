@@ -248,7 +248,9 @@ def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, 
                                   headroom_fraction=p.headroom_fraction,
                                   realtime=inf.mode in ("realtime", "mixed", "edge"),
                                   output_tokens_per_request=out_tokens,
-                                  starts_per_month=batch_starts(workload, profile))
+                                  starts_per_month=batch_starts(workload, profile),
+                                  min_replicas=int(workload.availability.min_replicas),
+                                  zones=int(workload.availability.zones))
         growth = float(workload.growth.data_per_month)
     storage = storage_needs(months, dataset_bytes=dataset, data_growth_per_month=growth) if dataset else None
     cost = price_options(demand, arrays, horizon_months=months,

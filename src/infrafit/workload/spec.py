@@ -20,6 +20,7 @@ from infrafit import units
 from infrafit.errors import Problem, ProblemsError
 from infrafit.workload import spec_types as t
 from infrafit.workload.spec_sections import (
+    Availability,
     Budget,
     Deployment,
     Growth,
@@ -61,6 +62,7 @@ class Workload(Section):
     placement: Placement = Placement()
     deployment: Deployment = Deployment()
     hardware: Hardware = Hardware()
+    availability: Availability = Availability()
     budget: Budget = Budget()
     horizon_months: t.HorizonMonths = 12
     ops: Ops = Ops()

@@ -97,7 +97,19 @@ def value_problems(w: Workload) -> list[Triple]:
     out += _traffic(w)
     out += _usage(w)
     out += _placement(w)
+    out += _availability(w)
     return out
+
+
+def _availability(w: Workload) -> list[Triple]:
+    """``availability`` acts on realtime serving only: refuse it where nothing would use it."""
+    given = w.availability.model_fields_set
+    realtime = w.inference is not None and w.inference.mode in ("realtime", "mixed", "edge")
+    if not given or realtime:
+        return []
+    what = "training" if w.is_training else f"{w.inference.mode} inference" if w.inference else w.task
+    return [(("availability", sorted(given)[0]), f"availability applies to realtime serving, not to {what}",
+             "drop the availability section (a batch or training job is restarted, not kept up by replicas)")]
 
 
 def _budget(w: Workload) -> list[Triple]:

@@ -271,6 +271,16 @@ class Hardware(Section):
     exclude: Annotated[tuple[_HardwareName, ...], Field(max_length=500)] = ()
 
 
+class Availability(Section):
+    """How much failure realtime serving must ride through. ``min_replicas``: replicas held whenever the
+    service is active, whatever the load (N+1 is ``min_replicas: 2``); ``zones``: replicas spread over
+    that many zones, sized so that losing any one zone still carries the peak with headroom
+    (``cost.capacity_plan.zone_replicas``)."""
+
+    min_replicas: Annotated[int, Field(ge=1, le=1000)] = 1
+    zones: Annotated[int, Field(ge=1, le=6)] = 1
+
+
 class Budget(Section):
     """Limits on what the plan may cost. By default they hold the infrastructure (compute, storage,
     egress, power, colocation, maintenance, migration and setup); ``include_labour: true`` counts the
