@@ -55,7 +55,11 @@ def test_on_prem_8xh100_36_months():
     assert b["power_usd"] == pytest.approx(power * 36)
     assert b["colocation_usd"] == pytest.approx(colocation * 36)
     assert b["maintenance_usd"] == pytest.approx(maintenance * 36)
-    assert result.tco_usd[0] == pytest.approx((5_250 + 1_161.576 + 1_530 + 2_333.3333) * 36, rel=1e-6)
+    # sold at the end: book value 280,000 - 5,250 x 36 = 91,000, recovered less the 20 % haircut
+    assert b["resale_loss_usd"] == pytest.approx(91_000 * 0.20)  # 18,200
+    assert result.tco_usd[0] == pytest.approx((5_250 + 1_161.576 + 1_530 + 2_333.3333) * 36 + 18_200, rel=1e-6)
+    assert result.cash_outlay_usd[0] == pytest.approx(result.tco_usd[0] + 91_000 * 0.80)  # the purchase is paid
+    assert result.to_json(0)["commitment_months"] == 48  # bought outright: its 4-year life
 
 
 def test_reserved_3y_pays_full_term_on_a_24_month_horizon():

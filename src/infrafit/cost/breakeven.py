@@ -9,7 +9,8 @@ mode: ``cost_i(u) = a_i + b_i x u``.
 - reserved: a = price x 730 x term x ceil(H / term), b = 0
 - dedicated: a = monthly x max(H, contract) + setup (+ idle power), b = 0 (+ dynamic power) where
   the rent excludes power (USD/kWh > 0)
-- on-prem: a = H x (depreciation + maintenance + colocation + idle power) + setup,
+- on-prem: a = H x (depreciation + maintenance + colocation + idle power) + setup + haircut x book
+  value left at the end (sold at the horizon),
   b = H x accelerators x TDP x (1 - idle fraction) x PUE x USD/kWh x 730 / 1000
 - plus operations labour, fixed per month (and per replica held, for fixed modes).
 
@@ -46,6 +47,11 @@ def linear_cost(offers: OfferArrays, *, horizon_months: int, engineer_usd_per_ho
                     + o.purchase_usd * o.maintenance_share_per_year / MONTHS_PER_YEAR
                     + (o.accelerators * o.accel_tdp_w + o.host_power_w) / W_PER_KW * o.colocation_usd_per_kw_month
                     + (o.accelerators * o.accel_tdp_w * idle + o.host_power_w) * usd_per_kw) + o.setup_usd
+    life_m = o.life_years * MONTHS_PER_YEAR  # one server bought at month 0, sold at the end (modes.on_prem)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        age = h - np.floor((h - 1e-9) / life_m) * life_m
+        book = o.purchase_usd * (1.0 - (1.0 - o.residual_fraction) * np.clip(age / life_m, 0.0, 1.0))
+    onprem_a = onprem_a + np.nan_to_num(book) * p.onprem_resale_haircut_fraction
     idle_power = h * (o.accelerators * o.accel_tdp_w * idle + o.host_power_w) * usd_per_kw
     onprem_b = h * o.accelerators * o.accel_tdp_w * (1 - idle) * usd_per_kw
     with np.errstate(invalid="ignore"):

@@ -149,10 +149,25 @@ def onprem_power_kw(d: Demand, o: OfferArrays, p: CostParams) -> np.ndarray:
     return d.fixed_replicas * (accel_w + o.host_power_w) * o.pue / W_PER_KW
 
 
+def book_value_at_horizon(fixed: np.ndarray, o: OfferArrays, horizon_months: int) -> np.ndarray:
+    """(N,) book value left at the horizon's end of every server bought (``additions`` of the fleet):
+    purchase x (1 - (1 - residual) x age / life) with the age since purchase (a server past its life
+    was replaced, as the depreciation charges assume, so its age restarts)."""
+    added = additions(fixed)
+    life_m = o.life_years * MONTHS_PER_YEAR
+    age = horizon_months - np.arange(horizon_months, dtype=float)[:, None]  # months owned at the end
+    with np.errstate(invalid="ignore", divide="ignore"):
+        age = np.where(life_m[None, :] > 0, age - np.floor((age - 1e-9) / life_m[None, :]) * life_m[None, :], age)
+        share = 1.0 - (1.0 - o.residual_fraction[None, :]) * np.clip(age / life_m[None, :], 0.0, 1.0)
+    return (added * np.nan_to_num(share) * o.purchase_usd[None, :]).sum(axis=0)
+
+
 def on_prem(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
     """Owned servers: straight-line depreciation of purchase x (1 - residual) over the life,
     power x PUE x USD/kWh x 730 h, colocation on provisioned IT kW, maintenance as a yearly
-    share of the purchase, installation as setup. Book value left at the horizon is not charged."""
+    share of the purchase, installation as setup. At the horizon's end the servers are sold: the
+    book value left is recovered less ``onprem_resale_haircut_fraction`` (``resale_loss_usd``), so the
+    horizon pays purchase - resale, as cash does; a short pilot never buys for its depreciation alone."""
     depreciation = o.purchase_usd * (1.0 - o.residual_fraction) / (o.life_years * MONTHS_PER_YEAR)
     paid = d.fixed_replicas * depreciation
     out = _split_used_idle(paid, _share(d.busy_replica_hours, d.fixed_replicas * HOURS_PER_MONTH))
@@ -161,7 +176,8 @@ def on_prem(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
     out["colocation_usd"] = d.fixed_replicas * provisioned_kw * o.colocation_usd_per_kw_month
     out["maintenance_usd"] = d.fixed_replicas * o.purchase_usd * o.maintenance_share_per_year / MONTHS_PER_YEAR
     out["setup_usd"] = additions(d.fixed_replicas) * o.setup_usd
-    return out, {}
+    loss = book_value_at_horizon(d.fixed_replicas, o, d.months) * p.onprem_resale_haircut_fraction
+    return out, {"resale_loss_usd": loss}
 
 
 def replicas_held(d: Demand, o: OfferArrays) -> np.ndarray:

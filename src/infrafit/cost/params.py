@@ -27,6 +27,7 @@ BREAKDOWN_KEYS: tuple[str, ...] = (
     "migration_usd",
     "setup_usd",
     "interruption_overhead_usd",
+    "resale_loss_usd",
 )
 
 MODES: tuple[str, ...] = (
@@ -70,6 +71,10 @@ class CostParams:
         and Alphabet 10-K filings, 2022-2023), GPU generations turn over every ~2 years.
     onprem_residual_fraction: resale value at the end of the life, 10 % of purchase (assumption;
         four-year-old data-centre GPUs resell for a small fraction of list).
+    onprem_resale_haircut_fraction: owned servers are sold at the horizon's end for their book value
+        less 20 % (assumption: a used-hardware broker's margin plus de-installation, transport and
+        testing; brokers buy at roughly 60-80 % of their own resale price). It makes a horizon shorter
+        than the payback pay for the early sale instead of three months of depreciation.
     image_bytes / image_pull_bytes_per_s: every start of elastic capacity pulls the serving or
         training image: CUDA images (vllm/vllm-openai, nvcr.io pytorch, tritonserver) are 8-12 GB
         compressed on their registries, 10 GB used; layers are decompressed on one core, ~200 MB/s
@@ -92,6 +97,7 @@ class CostParams:
     storage_retained_checkpoints: int = 3
     onprem_life_years: float = 4.0
     onprem_residual_fraction: float = 0.10
+    onprem_resale_haircut_fraction: float = 0.20
     image_bytes: float = 10e9
     image_pull_bytes_per_s: float = 200e6
     model_load_bytes_per_s_default: float = 1.25e9
@@ -110,6 +116,7 @@ class CostParams:
             "storage_retained_checkpoints": self.storage_retained_checkpoints >= 0,
             "onprem_life_years": self.onprem_life_years > 0,
             "onprem_residual_fraction": 0 <= self.onprem_residual_fraction < 1,
+            "onprem_resale_haircut_fraction": 0 <= self.onprem_resale_haircut_fraction <= 1,
             "image_bytes": self.image_bytes >= 0,
             "image_pull_bytes_per_s": self.image_pull_bytes_per_s > 0,
             "model_load_bytes_per_s_default": self.model_load_bytes_per_s_default > 0,

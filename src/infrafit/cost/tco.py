@@ -14,12 +14,12 @@ from functools import cached_property, reduce
 import numpy as np
 
 from infrafit.cost.capacity_plan import Demand, capacity_events
-from infrafit.cost.modes import compute_side, replicas_held
+from infrafit.cost.modes import book_value_at_horizon, compute_side, replicas_held
 from infrafit.cost.offers import OfferArrays
 from infrafit.cost.params import BREAKDOWN_KEYS, CostParams
 from infrafit.cost.storage_egress import StorageNeeds, response_bytes, storage_usd, tiered_cost
 from infrafit.errors import InputError
-from infrafit.units import GB, PER_MILLION, PER_THOUSAND
+from infrafit.units import GB, MONTHS_PER_YEAR, PER_MILLION, PER_THOUSAND
 
 ONE_TIME_KEYS = ("migration_usd", "setup_usd")
 
@@ -41,6 +41,14 @@ class CostResult:
     monthly: dict[str, np.ndarray]
     beyond: dict[str, np.ndarray]
     demand: Demand
+    resale_usd: np.ndarray | None = None  # (N,) on-prem: what the servers sell for at the horizon's end
+    commitment_months: np.ndarray | None = None  # (N,) months committed at purchase or signature
+
+    @cached_property
+    def cash_outlay_usd(self) -> np.ndarray:
+        """(N,) cash paid out, commitments after the horizon included, before any resale: the TCO plus
+        what selling owned servers at the end brings back."""
+        return self.tco_usd + (0.0 if self.resale_usd is None else self.resale_usd)
 
     @cached_property
     def breakdown(self) -> dict[str, np.ndarray]:
@@ -100,6 +108,8 @@ class CostResult:
             "monthly_usd": float(self.monthly_usd[i]),
             "peak_monthly_usd": float(self.peak_monthly_usd[i]),
             "tco_usd": float(self.tco_usd[i]),
+            "cash_outlay_usd": float(self.cash_outlay_usd[i]),
+            "commitment_months": float(self.commitment_months[i]) if self.commitment_months is not None else 0.0,
             "horizon_months": self.horizon_months,
             "per_unit": {k: _num(v[i]) for k, v in units.items()},
             "breakdown": {k: float(v[i]) for k, v in self.breakdown.items()},
@@ -157,4 +167,9 @@ def price_options(
     for key in BREAKDOWN_KEYS:
         monthly.setdefault(key, np.zeros(shape))
         beyond.setdefault(key, np.zeros(shape[1]))
-    return CostResult(offers.mode, horizon_months, monthly, beyond, demand)
+    owned = offers.mode == "on_prem"
+    book = np.where(owned, book_value_at_horizon(demand.fixed_replicas, offers, horizon_months), 0.0)
+    resale = book * (1.0 - p.onprem_resale_haircut_fraction)
+    elastic = np.isin(offers.mode, ("cloud_on_demand", "cloud_spot"))
+    commitment = np.where(elastic, 0.0, np.where(owned, offers.life_years * MONTHS_PER_YEAR, offers.term_months))
+    return CostResult(offers.mode, horizon_months, monthly, beyond, demand, resale, np.nan_to_num(commitment))
