@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from infrafit.cost.params import CostParams
 from infrafit.perf import MAX_RATE
 from infrafit.search import explain as ex
 from infrafit.search import operating as op
+from infrafit.search.familiar import adoption_risk, adoption_weeks, resolve_familiar
 from infrafit.units import fmt_usd
 
 
@@ -145,6 +147,10 @@ def option_json(part, i: int, ctx: dict) -> dict:
     if comp.support != "first-class":
         risks.append(f"{comp.support} framework support: {comp.reason(workload.framework, tuple(workload.custom_ops))}"
                      f" (migration {fmt_usd(cost['breakdown'].get('migration_usd', 0.0))} priced)")
+    familiar = resolve_familiar(workload.ops.familiar_stacks, catalog.stacks)
+    adopt = float(adoption_weeks([cfg.get("stack", "default")], familiar, str(workload.framework), catalog.stacks)[0])
+    adopt_usd = adopt * CostParams().hours_per_engineer_week * float(workload.ops.engineer_usd_per_hour)
+    risks += [x for x in [adoption_risk(str(cfg.get("stack")), familiar, adopt, adopt_usd)] if x]
     risks += ex.price_risks(row.to_dict(), ctx["today"])
     term = float(part.arrays.term_months[i])
     risks += ex.mode_risks(str(row["mode"]), cost, term, int(workload.horizon_months),

@@ -19,6 +19,7 @@ from infrafit.errors import InputError
 from infrafit.perf import MODEL_ERROR_PREFIX
 from infrafit.search import assemble
 from infrafit.search.compat import family_compat
+from infrafit.search.familiar import adoption_weeks, resolve_familiar
 from infrafit.search.offers import families_without_offers, filter_offers, prune_dominated, residency_mask
 from infrafit.search.operating import targets_for
 from infrafit.search.parts import (
@@ -113,6 +114,9 @@ def build_part(workload, arch, catalog, offers, compat, task: str, objective: st
     if len(rows) == 0:
         return Part(task, rows, ev, None, None, failures, n_eval)
     weeks = np.array([compat[f].porting_weeks for f in rows["family"]], dtype=float)
+    weeks = weeks + adoption_weeks([r.get("stack", "default") for r in ev.rows],
+                                   resolve_familiar(workload.ops.familiar_stacks, catalog.stacks),
+                                   str(workload.framework), catalog.stacks)
     arrays, cost = price_part(workload, catalog, rows, ev, task, weeks)
     blocked = np.zeros(len(rows), bool)
     if task == "train" and workload.training.deadline_s:
@@ -205,6 +209,7 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
     if top < 1:
         raise InputError(f"--top {top} must be at least 1", fix="ask for 1 or more options")
     arch = workload.model_arch()
+    resolve_familiar(workload.ops.familiar_stacks, catalog.stacks)  # unknown names: exit 2 before any work
     pl = workload.placement
     kinds = tuple(k for k in workload.deployment.allowed if k != "hybrid")
     filt = filter_offers(catalog, workload, kinds, pl.regions, pl.countries)
