@@ -115,3 +115,14 @@ def test_the_nightly_example_pays_its_starts(tmp_path):
     top = next(o for o in json.loads(result.stdout)["options"] if o["cost"]["deployment"] == "cloud_on_demand")
     assert top["cost"]["breakdown"]["idle_usd"] > 0
     assert top["cost"]["breakdown"]["idle_usd"] < 0.5 * top["cost"]["breakdown"]["compute_usd"]
+
+
+def test_labour_counts_instances_run_not_replicas():
+    """Issue 12 point 4, in part: a replica on two instances is two machines to patch and watch."""
+    cat = load_catalog()
+    row = cat.offers[cat.offers["id"] == "aws_p5_48xlarge_us_east_1_cloud_on_demand_20250701"]
+    rows = row.loc[row.index.repeat(2)].reset_index(drop=True)
+    arrays = offers_from_catalog(cat, rows, instances_per_replica=np.array([1, 2]))
+    per = arrays.ops_hours_per_replica_month
+    assert per[0] > 0 and per[1] == pytest.approx(2 * per[0])
+    assert arrays.ops_hours_per_month[0] == arrays.ops_hours_per_month[1]  # the service's fixed part is shared

@@ -40,7 +40,7 @@ OPS_LABOUR = Schema(
         text("mode", "deployment mode", choices=MODES),
         Column("managed", "bool", doc="true: the provider manages drivers, images and scaling"),
         num("hours_per_month", "engineer hours per month, fixed part"),
-        num("hours_per_replica_month", "engineer hours per replica held per month"),
+        num("hours_per_instance_month", "engineer hours per instance (VM, server) held per month"),
         text("notes", "what the hours cover", required=False),
         *provenance(),
     ),
@@ -62,14 +62,14 @@ def ops_labour_table(path: str | None = None) -> pd.DataFrame:
 
 
 def ops_hours(modes: np.ndarray, managed: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(fixed, per replica) engineer hours per month for each mode: the managed row when the user
+    """(fixed, per instance) engineer hours per month for each mode: the managed row when the user
     prefers managed services and one exists, the self-managed row otherwise."""
     table = ops_labour_table()
     by_mode: dict[str, tuple[float, float]] = {}
     for mode in set(modes):
         rows = table[table["mode"] == mode]
         pick = rows[rows["managed"] == managed] if (rows["managed"] == managed).any() else rows[~rows["managed"]]
-        by_mode[mode] = float(pick["hours_per_month"].iloc[0]), float(pick["hours_per_replica_month"].iloc[0])
+        by_mode[mode] = float(pick["hours_per_month"].iloc[0]), float(pick["hours_per_instance_month"].iloc[0])
     hours = np.array([by_mode[m] for m in modes], dtype=float).reshape(len(modes), 2)
     return hours[:, 0], hours[:, 1]
 
@@ -269,7 +269,8 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
         instances=np.where(_spans_fabric(catalog, rows), 1.0, inst),
         accel_tdp_w=np.nan_to_num(tdp), host_power_w=host_w * inst, **site,
         life_years=p.onprem_life_years, residual_fraction=p.onprem_residual_fraction,
-        ops_hours_per_month=fixed_h, ops_hours_per_replica_month=per_h,
+        ops_hours_per_month=fixed_h,
+        ops_hours_per_replica_month=per_h * np.where(_spans_fabric(catalog, rows), 1.0, inst),  # per instance run
         migration_engineer_weeks=migration_engineer_weeks, egress_usd_per_gb=usd_per_gb,
         egress_tier_upto_gb=upto_gb, storage_usd_per_gb_month=storage, **billing,
         provider=rows["provider"].to_numpy(dtype=object), region=rows["region"].to_numpy(dtype=object),
