@@ -79,3 +79,18 @@ def test_a_pilot_rents_and_three_steady_years_buy(tmp_path):
         c = o["cost"]
         assert c["cash_outlay_usd"] >= c["tco_usd"] - 1e-6
         assert c["commitment_months"] >= 0
+
+
+def test_the_edge_example_buys_an_edge_device_within_its_budget(tmp_path):
+    """Expert check: 30 frames/s of ResNet-50 int8 within 50 ms, frames never leave the plant, $25k total:
+    one $249 Jetson Orin Nano Super does it (~1,900 frames/s predicted); an 8-GPU server is absurd."""
+    from pathlib import Path as _P
+
+    spec = _P(__file__).resolve().parents[2] / "examples" / "edge-vision.yaml"
+    result = CliRunner().invoke(app, ["plan", str(spec), "--json"])
+    assert result.exit_code == 0, result.output
+    top = json.loads(result.stdout)["options"][0]
+    assert top["accelerator"] == "nvidia_jetson_orin_nano_super" and top["count"] == 1
+    assert top["cost"]["deployment"] == "on_prem"
+    infra = top["cost"]["tco_usd"] - top["cost"]["breakdown"]["ops_labour_usd"]
+    assert infra < 25_000

@@ -3,6 +3,8 @@ reasons, portability_required, and billing: prefer_fixed_monthly (a stated 10% m
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,9 @@ from infrafit.catalog import load_catalog
 from infrafit.errors import ProblemsError
 from infrafit.search.assemble import FIXED_BILLING_MARGIN, prefer_fixed
 from infrafit.search.planner import plan
-from infrafit.workload.spec import parse_spec
+from infrafit.workload.spec import load_spec, parse_spec
+
+ROOT = Path(__file__).resolve().parents[2]
 
 BASE = """
 name: prefs
@@ -55,7 +59,8 @@ def test_portability_keeps_second_sourced_hardware_on_multi_vendor_stacks(cat):
     p = _plan(cat, "deployment: {portability_required: true}")
     assert p.options
     sellers = cat.offers.groupby("accelerator_id")["provider"].nunique()
-    assert all(sellers[o.accelerator] >= 2 for o in p.options)
+    market = set(cat.offers.loc[cat.offers["mode"].isin(["on_prem", "dedicated_monthly"]), "accelerator_id"])
+    assert all(sellers[o.accelerator] >= 2 or o.accelerator in market for o in p.options)
     assert all(o.stack != "tensorrt-llm" for o in p.options)
     reasons = {e.what: e.reason for e in p.excluded}
     assert "portability_required" in reasons["Google TPU"] and "portability_required" in reasons[
@@ -73,3 +78,14 @@ def test_prefer_fixed_moves_fixed_options_within_the_margin_first():
 def test_the_plan_says_what_the_billing_preference_cost(cat):
     p = _plan(cat, "deployment: {billing: prefer_fixed_monthly}")
     assert any(w.startswith("billing:") for w in p.options[0].why)
+
+
+def test_hardware_bought_at_a_market_rate_counts_as_second_sourced():
+    """A device bought outright (one ``purchase`` row, e.g. a Jetson) is owned, not locked to one cloud."""
+    from infrafit.search.offers import filter_offers
+
+    cat = load_catalog()
+    w = load_spec(ROOT / "examples" / "edge-vision.yaml")
+    assert w.deployment.portability_required
+    kept = filter_offers(cat, w, tuple(w.deployment.allowed), w.placement.regions, w.placement.countries).kept
+    assert "nvidia_jetson_orin_nano_super" in set(kept["accelerator_id"])

@@ -77,6 +77,10 @@ def _where(rows: pd.DataFrame, limit: int = 4) -> str:
     return ", ".join(places[:limit]) + more
 
 
+#: Modes whose offers are market rates for hardware sold by many resellers (not one cloud's own silicon).
+MARKET_MODES: tuple[str, ...] = ("on_prem", "dedicated_monthly")
+
+
 def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tuple[str, ...],
                   countries: tuple[str, ...]) -> OfferFilter:
     """Offers in an allowed mode, from an allowed provider, inside the residency constraint."""
@@ -130,7 +134,10 @@ def hardware_mask(offers: pd.DataFrame, catalog, workload) -> tuple[np.ndarray, 
                       np.array([a not in gone and str(f).lower() not in gone for a, f in zip(acc, fam, strict=True)])))
     if workload.deployment.portability_required:
         sellers = catalog.offers.groupby("accelerator_id")["provider"].nunique()
-        single = {a for a, n in sellers.items() if n < 2}
+        # hardware bought or rented at a market rate (provider "purchase", "dedicated (market rate)") is
+        # sold by many resellers and owned or movable: second-sourced by construction
+        market = set(catalog.offers.loc[catalog.offers["mode"].isin(MARKET_MODES), "accelerator_id"])
+        single = {a for a, n in sellers.items() if n < 2 and a not in market}
         rules.append(("deployment.portability_required (hardware sold by one provider only: "
                       "no second source to move to)", ~np.isin(acc, list(single))))
     keep = np.ones(len(offers), bool)
