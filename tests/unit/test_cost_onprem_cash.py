@@ -92,5 +92,10 @@ def test_the_edge_example_buys_an_edge_device_within_its_budget(tmp_path):
     top = json.loads(result.stdout)["options"][0]
     assert top["accelerator"] == "nvidia_jetson_orin_nano_super" and top["count"] == 1
     assert top["cost"]["deployment"] == "on_prem"
-    infra = top["cost"]["tco_usd"] - top["cost"]["breakdown"]["ops_labour_usd"]
-    assert infra < 25_000
+    b = top["cost"]["breakdown"]
+    assert top["cost"]["tco_usd"] - b["ops_labour_usd"] < 25_000
+    # an edge device's labour (ops_labour.csv edge_device row): (4 h + 0.25 h per device) x $90 x 36 months,
+    # not the 40 h + 8 h per server a month of an owned 8-GPU server
+    assert b["ops_labour_usd"] == pytest.approx((4 + 0.25) * 90 * 36)
+    # its power is the module's own 25 W (an SoC: no host beyond the accelerator), at low utilisation
+    assert b["power_usd"] < 25 * 730 * 36 / 1000 * 2.0 * 0.5

@@ -69,7 +69,7 @@ ALIASES = Schema(
     doc="Names that resolve to accelerator ids.",
 )
 
-HOST_KINDS = ("cloud_instance", "server")
+HOST_KINDS = ("cloud_instance", "server", "edge_device")
 MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly", "on_prem")
 
 HOSTS = Schema(
@@ -78,7 +78,8 @@ HOSTS = Schema(
         text("id", "stable host id"),
         text("name", "instance type or server build name"),
         text("provider", "cloud provider, or generic for a server build"),
-        text("host_kind", "cloud_instance | server (a dedicated or on-prem build)", choices=HOST_KINDS),
+        text("host_kind", "cloud_instance | server (a dedicated or on-prem build) | edge_device",
+             choices=HOST_KINDS),
         text("accelerator_id", "accelerator in the box (accelerators.csv id)"),
         num("accelerator_count", "accelerators per box", kind="int", minimum=1),
         num("vcpu_count", "hardware threads (cloud vCPUs; servers: cores x 2); empty = not stated", required=False),

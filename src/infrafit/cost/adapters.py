@@ -39,12 +39,14 @@ OPS_LABOUR = Schema(
     (
         text("mode", "deployment mode", choices=MODES),
         Column("managed", "bool", doc="true: the provider manages drivers, images and scaling"),
+        text("host_kind", "any | edge_device: a row for one kind of host overrides the any row",
+             choices=("any", "edge_device")),
         num("hours_per_month", "engineer hours per month, fixed part"),
         num("hours_per_instance_month", "engineer hours per instance (VM, server) held per month"),
         text("notes", "what the hours cover", required=False),
         *provenance(),
     ),
-    key=("mode", "managed"),
+    key=("mode", "managed", "host_kind"),
     doc="Operations labour by deployment mode (documented assumptions; see docs/cost.md).",
 )
 OPS_LABOUR_PATH = Path(__file__).resolve().parents[1] / "catalog" / "data" / "ops_labour.csv"
@@ -61,16 +63,20 @@ def ops_labour_table(path: str | None = None) -> pd.DataFrame:
     return read_table(Path(path) if path else OPS_LABOUR_PATH, OPS_LABOUR)
 
 
-def ops_hours(modes: np.ndarray, managed: bool) -> tuple[np.ndarray, np.ndarray]:
+def ops_hours(modes: np.ndarray, managed: bool, host_kinds=None) -> tuple[np.ndarray, np.ndarray]:
     """(fixed, per instance) engineer hours per month for each mode: the managed row when the user
-    prefers managed services and one exists, the self-managed row otherwise."""
+    prefers managed services and one exists, the self-managed row otherwise; a row for the host's
+    kind (``edge_device``) overrides the ``any`` row of its mode."""
     table = ops_labour_table()
-    by_mode: dict[str, tuple[float, float]] = {}
-    for mode in set(modes):
+    kinds = np.full(len(modes), "any", dtype=object) if host_kinds is None else np.asarray(host_kinds, dtype=object)
+    by_key: dict[tuple[str, str], tuple[float, float]] = {}
+    for mode, kind in set(zip(modes, kinds, strict=True)):
         rows = table[table["mode"] == mode]
+        kind_rows = rows["host_kind"] == kind
+        rows = rows[kind_rows] if kind_rows.any() else rows[rows["host_kind"] == "any"]
         pick = rows[rows["managed"] == managed] if (rows["managed"] == managed).any() else rows[~rows["managed"]]
-        by_mode[mode] = float(pick["hours_per_month"].iloc[0]), float(pick["hours_per_instance_month"].iloc[0])
-    hours = np.array([by_mode[m] for m in modes], dtype=float).reshape(len(modes), 2)
+        by_key[(mode, kind)] = float(pick["hours_per_month"].iloc[0]), float(pick["hours_per_instance_month"].iloc[0])
+    hours = np.array([by_key[(m, k)] for m, k in zip(modes, kinds, strict=True)], dtype=float).reshape(len(modes), 2)
     return hours[:, 0], hours[:, 1]
 
 
@@ -245,16 +251,20 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
     count = rows["accelerator_count"].to_numpy(dtype=float)
     power_by_host = catalog.hosts.set_index("id")["power_w"]
     server_w = rows["host_id"].map(power_by_host).to_numpy(dtype=float)
-    host_w = np.where(np.isfinite(server_w) & (server_w > count * tdp), server_w - count * tdp,
+    # a module whose stated power is the accelerator's own (an SoC: server_w == tdp) has no host beyond it
+    host_w = np.where(np.isfinite(server_w) & (server_w >= count * tdp), server_w - count * tdp,
                       count * FALLBACK_HOST_POWER_W_PER_ACCELERATOR[0])
     term = np.where(modes == "dedicated_monthly", rows["contract_months"].to_numpy(dtype=float),
                     [RESERVED_TERM_MONTHS.get(m, 0.0) for m in modes])
-    fixed_h, per_h = ops_hours(modes, managed)
+    kind_by_host = catalog.hosts.set_index("id")["host_kind"] if "host_kind" in catalog.hosts else None
+    host_kinds = (rows["host_id"].map(kind_by_host).fillna("any").to_numpy(dtype=object)
+                  if kind_by_host is not None else None)
+    fixed_h, per_h = ops_hours(modes, managed, host_kinds)
     site, notes = _site_factors(catalog, rows, site_region, site_country, electricity_sector, facility,
                                 maintenance_item)
     includes = rows["includes"].to_numpy(dtype=object) if "includes" in rows else np.full(len(rows), "")
     host_ids = rows["host_id"].to_numpy(dtype=object)
-    for i in np.flatnonzero(~(np.isfinite(server_w) & (server_w > count * tdp))):
+    for i in np.flatnonzero(~(np.isfinite(server_w) & (server_w >= count * tdp))):
         if _pays_power(modes[i], includes[i]):
             notes[i].append(f"no server power for host {host_ids[i]!r}: "
                             f"{FALLBACK_HOST_POWER_W_PER_ACCELERATOR[0]:g} W per accelerator slot for the host "
