@@ -89,3 +89,15 @@ def test_hardware_bought_at_a_market_rate_counts_as_second_sourced():
     assert w.deployment.portability_required
     kept = filter_offers(cat, w, tuple(w.deployment.allowed), w.placement.regions, w.placement.countries).kept
     assert "nvidia_jetson_orin_nano_super" in set(kept["accelerator_id"])
+
+
+def test_pay_per_use_keeps_commitments_out_unless_asked(cat):
+    said = _plan(cat, "placement: {countries: [US]}\ndeployment: {billing: pay_per_use}\nhorizon_months: 36")
+    assert said.options and all(o.deployment in ("cloud_on_demand", "cloud_spot") for o in said.options)
+    assert any(e.what == "commitments" and "pay_per_use keeps out" in e.reason for e in said.excluded)
+    asked = _plan(cat, "placement: {countries: [US]}\n"
+                       "deployment: {billing: pay_per_use, allowed: [cloud, on_prem]}\nhorizon_months: 36", top=20)
+    modes = {o.deployment for o in asked.options}
+    assert "on_prem" in modes and not modes & {"cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly"}
+    default = _plan(cat, "placement: {countries: [US]}\nhorizon_months: 36", top=20)
+    assert {o.deployment for o in default.options} - {"cloud_on_demand", "cloud_spot"}  # nothing said: all compete

@@ -96,8 +96,9 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
     complete = offers["host_included"].fillna(True).astype(bool).to_numpy() if "host_included" in offers \
         else np.ones(len(offers), bool)
     hardware_ok, hardware_lines = hardware_mask(offers, catalog, workload)
-    keep = mode_ok & provider_ok & place_ok & complete & hardware_ok
-    lines = list(hardware_lines)
+    billing_ok, billing_lines = pay_per_use_mask(offers, workload, mode_ok & provider_ok & place_ok & complete)
+    keep = mode_ok & provider_ok & place_ok & complete & hardware_ok & billing_ok
+    lines = list(hardware_lines) + billing_lines
     said = {line["what"] for line in lines}
     for family, rows in offers.groupby("family", sort=True):
         idx = rows.index.to_numpy()
@@ -107,6 +108,25 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
                                                                place_ok[idx], complete[idx], allowed_kinds,
                                                                regions, countries)})
     return OfferFilter(offers[keep].reset_index(drop=True), lines)
+
+
+def pay_per_use_mask(offers: pd.DataFrame, workload, eligible: np.ndarray) -> tuple[np.ndarray, list[dict[str, str]]]:
+    """``deployment.billing: pay_per_use``, when the spec says it, keeps commitments out unless asked:
+    reservations always, monthly contracts and purchases unless ``deployment.allowed`` names them."""
+    dep = workload.deployment
+    if "billing" not in dep.model_fields_set or dep.billing != "pay_per_use":
+        return np.ones(len(offers), bool), []
+    asked = set(dep.allowed) if "allowed" in dep.model_fields_set else set()
+    out = ["cloud_reserved_1y", "cloud_reserved_3y"]
+    out += [m for m, kind in (("dedicated_monthly", "dedicated"), ("on_prem", "on_prem")) if kind not in asked]
+    ok = ~offers["mode"].isin(out).to_numpy()
+    gone = int((eligible & ~ok).sum())
+    if not gone:
+        return ok, []
+    modes = ", ".join(sorted(set(offers.loc[eligible & ~ok, "mode"])))
+    why = (f"deployment.billing: pay_per_use keeps out {gone} offers that commit to a term ({modes}); list "
+           "dedicated or on_prem in deployment.allowed, or drop billing, to compare them")
+    return ok, [{"what": "commitments", "reason": why}]
 
 
 def hardware_mask(offers: pd.DataFrame, catalog, workload) -> tuple[np.ndarray, list[dict[str, str]]]:
