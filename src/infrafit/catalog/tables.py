@@ -122,6 +122,9 @@ OFFERS = Schema(
                doc="false when the price covers only the accelerators (GCP GPU part, baseboards)"),
         text("confidence", "high | medium | low", choices=CONFIDENCE),
         Column("derived", "bool", doc="true when the price is derived by a documented rule (see notes)"),
+        text("availability", "verified (the source lists this SKU in this region) | unverified (copied from "
+             "another region by a price rule; the SKU may not be sold here); empty = verified", required=False,
+             choices=("verified", "unverified")),
         text("notes", "how the price was derived, ranges, caveats", required=False),
         *provenance(),
     ),

@@ -23,13 +23,16 @@ def register(app: typer.Typer) -> None:
         report: Annotated[Path | None, typer.Option(help="Write a report: FILE.html or FILE.md.")] = None,
         show_all: Annotated[bool, typer.Option("--all", help="Rank without the diversity rule: near-copies "
                                                              "(the same chip elsewhere) too.")] = False,
+        verified_only: Annotated[bool, typer.Option("--verified-only", help="Drop offers copied from another "
+                                                    "region by a price rule (availability: unverified).")] = False,
     ) -> None:
         """Search, rank and explain infrastructure options for SPEC."""
-        run_plan(spec, objective=objective, top=top, json_out=json_out, report=report, diverse=not show_all)
+        run_plan(spec, objective=objective, top=top, json_out=json_out, report=report, diverse=not show_all,
+                 verified_only=verified_only)
 
 
 def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: bool = False,
-             report: Path | None = None, diverse: bool = True) -> Plan:
+             report: Path | None = None, diverse: bool = True, verified_only: bool = False) -> Plan:
     """The pure program: load, plan, print, write the report; exit 3 (``NoFeasibleOption``) when empty."""
     from infrafit.catalog import load_catalog
     from infrafit.errors import InputError, NoFeasibleOption
@@ -43,7 +46,7 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
         _check_writable(report)
     catalog = load_catalog()
     workload = load_spec(spec, catalog)
-    result = plan(workload, catalog, objective=objective, top=top, diverse=diverse)
+    result = plan(workload, catalog, objective=objective, top=top, diverse=diverse, verified_only=verified_only)
     if json_out:
         from infrafit.commands.output import print_json
 

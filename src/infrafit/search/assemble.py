@@ -12,6 +12,7 @@ import numpy as np
 
 from infrafit.search import explain as ex
 from infrafit.search.combine import combined
+from infrafit.search.offers import offer_verified
 from infrafit.search.option import option_json
 from infrafit.search.pareto import (
     break_near_ties,
@@ -68,11 +69,12 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
         return [], {}
     tco, metric = part.cost.tco_usd[idx], part.ev.metric[idx]
     order = idx[order_by(objective, tco, metric)]
-    if objective == "cost":  # near-equal costs: fewer accelerators, sourced prices, simpler deployment first
+    if objective == "cost":  # near-equal costs: fewer accelerators, verified offers, sourced prices, simpler
         offers = part.offers
         derived = offers["derived"].astype(bool).to_numpy() if "derived" in offers else np.zeros(len(part), bool)
         order = np.asarray(break_near_ties(order, part.cost.tco_usd, _accelerators_held(part), derived,
-                                           offers["mode"].to_numpy(dtype=object)), dtype=int)
+                                           offers["mode"].to_numpy(dtype=object), ~offer_verified(offers)),
+                           dtype=int)
     if ctx["workload"].deployment.billing == "prefer_fixed_monthly":
         order = prefer_fixed(order, part.cost.tco_usd, part.offers["mode"].to_numpy(dtype=object))
     on_front = np.zeros(len(part), bool)

@@ -77,12 +77,20 @@ def _where(rows: pd.DataFrame, limit: int = 4) -> str:
     return ", ".join(places[:limit]) + more
 
 
+def offer_verified(offers: pd.DataFrame) -> np.ndarray:
+    """(rows,) True unless the offer is marked ``availability: unverified`` (copied from another region
+    by a price rule; the SKU may not be sold there). Rows without the column are verified."""
+    if "availability" not in offers:
+        return np.ones(len(offers), bool)
+    return (offers["availability"].fillna("verified").astype(str) != "unverified").to_numpy()
+
+
 #: Modes whose offers are market rates for hardware sold by many resellers (not one cloud's own silicon).
 MARKET_MODES: tuple[str, ...] = ("on_prem", "dedicated_monthly")
 
 
 def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tuple[str, ...],
-                  countries: tuple[str, ...]) -> OfferFilter:
+                  countries: tuple[str, ...], verified_only: bool = False) -> OfferFilter:
     """Offers in an allowed mode, from an allowed provider, inside the residency constraint."""
     offers = annotate(catalog.offers, catalog)
     offers = place_on_prem(offers, regions, countries)
@@ -99,6 +107,13 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
     billing_ok, billing_lines = pay_per_use_mask(offers, workload, mode_ok & provider_ok & place_ok & complete)
     keep = mode_ok & provider_ok & place_ok & complete & hardware_ok & billing_ok
     lines = list(hardware_lines) + billing_lines
+    if verified_only:
+        verified = offer_verified(offers)
+        gone = int((keep & ~verified).sum())
+        keep &= verified
+        if gone:
+            lines.append({"what": "unverified offers", "reason": f"--verified-only drops {gone} offers copied from "
+                          "another region by a price rule (availability: unverified)"})
     said = {line["what"] for line in lines}
     for family, rows in offers.groupby("family", sort=True):
         idx = rows.index.to_numpy()

@@ -170,6 +170,11 @@ def option_json(part, i: int, ctx: dict) -> dict:
     if user:
         risks.insert(0, f"price from your catalog overlay ({row.get('origin_file')}:{row.get('origin_line')}), "
                         "not a sourced catalog row")
+    availability = "unverified" if str(row.get("availability") or "") == "unverified" else "verified"
+    if availability == "unverified":
+        risks.insert(0, f"availability unverified: {row['provider']}'s price is copied to {row['region']} by a price "
+                        f"rule; the {row['host_id']} SKU may not be sold there. Check the provider's region list "
+                        "before committing (--verified-only drops such offers)")
     acc_row = catalog.accelerator(str(row["accelerator_id"]))
     if acc_row.user_row:
         risks.insert(0, f"{acc_row.id}'s figures come from your catalog overlay, not a sourced datasheet row")
@@ -177,7 +182,7 @@ def option_json(part, i: int, ctx: dict) -> dict:
         "accelerator": cfg["accelerator"], "count": int(cfg["count"]), "precision": cfg["precision"],
         "stack": cfg["stack"], "deployment": str(row["mode"]), "provider": str(row["provider"]),
         "region": str(row["region"] or ""), "country": str(row["country"] or ""), "family": row["family"],
-        "offer_id": str(row["id"]), "user_row": user or acc_row.user_row,
+        "offer_id": str(row["id"]), "user_row": user or acc_row.user_row, "availability": availability,
         "price_retrieved_on": str(row["retrieved_on"]),
         "server": _server(catalog, row), "performance": perf, "cost": cost, "why": why, "risks": risks,
     }

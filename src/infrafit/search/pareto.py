@@ -141,17 +141,18 @@ MODE_SIMPLICITY = {"cloud_on_demand": 0, "cloud_reserved_1y": 1, "dedicated_mont
 
 
 def break_near_ties(order: Sequence[int], tco: np.ndarray, accelerators: np.ndarray, derived: np.ndarray,
-                    mode: np.ndarray) -> list[int]:
+                    mode: np.ndarray, unverified: np.ndarray | None = None) -> list[int]:
     """``order`` (cheapest first) with runs of candidates within ``COST_TIE_FRACTION`` of the run's
-    cheapest reordered by fewer accelerators, then sourced (not derived) prices, then simpler
-    deployment, then cost; never by catalog order."""
+    cheapest reordered by fewer accelerators, then verified offers (sold in that region), then sourced
+    (not derived) prices, then simpler deployment, then cost; never by catalog order."""
+    unverified = np.zeros(len(tco), bool) if unverified is None else unverified
     out: list[int] = []
     run: list[int] = []
     for i in list(order) + [None]:
         if i is not None and run and float(tco[i]) <= (1.0 + COST_TIE_FRACTION) * float(tco[run[0]]):
             run.append(int(i))
             continue
-        out += sorted(run, key=lambda j: (float(accelerators[j]), bool(derived[j]),
+        out += sorted(run, key=lambda j: (float(accelerators[j]), bool(unverified[j]), bool(derived[j]),
                                           MODE_SIMPLICITY.get(str(mode[j]), 9), float(tco[j])))
         run = [int(i)] if i is not None else []
     return out

@@ -201,7 +201,8 @@ def _no_offers(workload, objective: str, kinds: tuple[str, ...], excluded: list[
                            "options": [], "excluded": [head, *excluded]})
 
 
-def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None, diverse: bool = True) -> Plan:
+def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None, diverse: bool = True,
+         verified_only: bool = False) -> Plan:
     """The whole plan, typed (``Plan.to_dict()`` is the ``plan --json`` shape); no options when nothing
     meets the hard constraints (the command then exits 3)."""
     if objective not in OBJECTIVES:
@@ -212,7 +213,7 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
     resolve_familiar(workload.ops.familiar_stacks, catalog.stacks)  # unknown names: exit 2 before any work
     pl = workload.placement
     kinds = tuple(k for k in workload.deployment.allowed if k != "hybrid")
-    filt = filter_offers(catalog, workload, kinds, pl.regions, pl.countries)
+    filt = filter_offers(catalog, workload, kinds, pl.regions, pl.countries, verified_only=verified_only)
     excluded = list(filt.excluded)
     offered = set(catalog.offers["accelerator_id"].map(lambda a: catalog.accelerators[a].family))
     excluded += families_without_offers(catalog, offered)

@@ -15,7 +15,7 @@ from typing import Any
 
 _OPTION_FIELDS = ("accelerator", "count", "precision", "stack", "deployment", "provider", "region", "country",
                   "family", "offer_id", "price_retrieved_on", "server", "performance", "cost", "why", "risks",
-                  "part", "rank", "parts", "front_point", "user_row")
+                  "part", "rank", "parts", "front_point", "user_row", "availability")
 
 
 def _frozen(value: Any) -> Mapping[str, Any]:
@@ -59,6 +59,7 @@ class Option:
     part: str | None = None  # "train" or "serve" inside a hybrid option
     parts: tuple[Option, ...] = ()
     user_row: bool = False  # its offer or accelerator comes from the user's catalog overlay
+    availability: str = "verified"  # its offer: verified | unverified (copied from another region)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Option:
@@ -74,7 +75,8 @@ class Option:
                    cost=_frozen(d.get("cost")), why=tuple(d.get("why") or ()), risks=tuple(d.get("risks") or ()),
                    front_point=_frozen(d["front_point"]) if d.get("front_point") is not None else None,
                    part=d.get("part"), parts=tuple(cls.from_dict(p) for p in d.get("parts") or ()),
-                   user_row=bool(d.get("user_row", False)))
+                   user_row=bool(d.get("user_row", False)),
+                   availability=str(d.get("availability") or "verified"))
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -83,7 +85,7 @@ class Option:
             "country": self.country, "family": self.family, "offer_id": self.offer_id,
             "price_retrieved_on": self.price_retrieved_on, "server": dict(self.server),
             "performance": dict(self.performance), "cost": dict(self.cost), "why": list(self.why),
-            "risks": list(self.risks), "user_row": self.user_row}
+            "risks": list(self.risks), "user_row": self.user_row, "availability": self.availability}
         if self.part is not None:
             out["part"] = self.part
         if self.rank:
