@@ -1,0 +1,80 @@
+"""Golden scenarios (issue 12 point 10, a first set): each a realistic situation, the conclusion an expert
+would reach, and the option's cost re-derived by hand from its own offer price. The pilot, 3-year steady
+and edge scenarios are in tests/unit/test_cost_onprem_cash.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from infrafit.catalog import load_catalog
+from infrafit.search.planner import plan
+from infrafit.units import HOURS_PER_DAY, HOURS_PER_MONTH
+from infrafit.workload.spec import load_spec, parse_spec
+from infrafit.workload.spec_sections import BUSINESS_HOURS_PER_MONTH
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+LOW_TRAFFIC_CHAT = """
+name: low-traffic-chat
+task: inference
+model: llama3.1-8b
+inference:
+  mode: realtime
+  traffic: {requests_per_s: 0.2, peak_requests_per_s: 1, daily_profile: business-hours,
+            input_tokens: {mean: 500, p99: 2000}, output_tokens: {mean: 200, p99: 800}}
+  slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.08}
+usage: {pattern: business-hours}
+placement: {countries: [US]}
+deployment: {allowed: [cloud]}
+horizon_months: 12
+"""
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return load_catalog()
+
+
+def _price(cat, option: dict) -> float:
+    return float(cat.offers.set_index("id").loc[option["offer_id"], "usd_per_hour"])
+
+
+def test_low_traffic_small_model_chat_rents_one_gpu_for_the_working_hours(cat):
+    """An 8B model for an internal tool: 0.2 req/s, 1 req/s at peak, office hours only. Expert answer:
+    one on-demand GPU with 24-48 GB, up in working hours and off at night and weekends; never a
+    reservation or a server held 730 h a month. Cost = hourly price x 10 h x 5 days x 52 / 12 a month."""
+    o = plan(parse_spec(LOW_TRAFFIC_CHAT, catalog=cat), cat).to_dict()["options"][0]
+    assert o["cost"]["deployment"] == "cloud_on_demand"
+    assert o["count"] == 1 and max(o["cost"]["replicas"]) == 1
+    assert cat.accelerator(o["accelerator"]).memory_bytes <= 48e9
+    b = o["cost"]["breakdown"]
+    assert b["compute_usd"] + b["idle_usd"] == pytest.approx(_price(cat, o) * BUSINESS_HOURS_PER_MONTH * 12, rel=1e-6)
+
+
+def test_nightly_batch_rents_per_run_and_pays_each_start(cat):
+    """40M BERT-large items a night in a 6-hour window. Expert answer: on-demand capacity started each
+    night and released (no reservation, nothing held all day), one or two GPUs, paid for the run plus its
+    start-up each night: between price x busy hours and price x (busy + 30.4 x 12 x 20 min)."""
+    o = plan(load_spec(EXAMPLES / "nightly-embeddings.yaml", catalog=cat), cat).to_dict()["options"][0]
+    assert o["cost"]["deployment"] == "cloud_on_demand" and o["count"] <= 2
+    b, price = o["cost"]["breakdown"], _price(cat, o)
+    busy_h = b["compute_usd"] / price
+    starts = HOURS_PER_MONTH / HOURS_PER_DAY * 12
+    assert busy_h < 6 * starts  # the work fits the windows
+    assert 0 < b["idle_usd"] <= price * starts * (20 / 60)  # start-up and rounding, at most 20 min a night
+
+
+def test_monthly_lora_of_a_70b_model_rents_one_node_per_run(cat):
+    """A QLoRA fine-tune of a 70B model once a month. Expert answer: one 8-GPU node on demand for the
+    few hours of each run; nothing reserved or bought for 12 short runs a year."""
+    o = plan(load_spec(EXAMPLES / "lora-finetune-70b.yaml", catalog=cat), cat).to_dict()["options"][0]
+    assert o["cost"]["deployment"] == "cloud_on_demand"
+    assert o["server"]["instances_per_replica"] == 1 and o["count"] <= 8
+    b, price = o["cost"]["breakdown"], _price(cat, o)
+    hours_per_run = b["compute_usd"] / price / 12
+    assert 0.5 < hours_per_run < 24
+    assert b["idle_usd"] < 0.05 * b["compute_usd"]  # start-up is small beside a multi-hour run
+    assert o["cost"]["commitment_months"] == 0 and o["cost"]["cash_outlay_usd"] == pytest.approx(
+        o["cost"]["tco_usd"])
