@@ -54,6 +54,7 @@ def test_catalog_offers_carry_billing_and_a_start_up_of_boot_image_and_weights()
     rate = min(float(host["network_bits_per_s"]) / 8, p.object_store_bytes_per_s_max)
     assert rate == 12.5e9
     startup_s = 120 + p.image_bytes / p.image_pull_bytes_per_s + load / rate
+    assert {"cloud_on_demand", "cloud_spot"} <= set(rows["mode"])  # both elastic modes are checked below
     for i, mode in enumerate(rows["mode"]):
         if mode in ("cloud_on_demand", "cloud_spot"):
             assert arrays.startup_h[i] * SECONDS_PER_HOUR == pytest.approx(startup_s)

@@ -205,6 +205,16 @@ class Catalog:
         return (str(dates.min()), str(dates.max()))
 
 
+def stack_names(stacks: pd.DataFrame) -> dict[str, str]:
+    """Lower-case stack id or alias -> stack id, from the stacks table (``aliases`` split on ``;``)."""
+    names: dict[str, str] = {}
+    aliases = stacks["aliases"].fillna("") if "aliases" in stacks else pd.Series([""] * len(stacks))
+    for sid, alias in zip(stacks["id"], aliases, strict=True):
+        names[str(sid).lower()] = str(sid)
+        names.update({a.strip().lower(): str(sid) for a in str(alias).split(";") if a.strip()})
+    return names
+
+
 def build_aliases(accelerators: Mapping[str, Accelerator], alias_table: pd.DataFrame) -> dict[str, str]:
     """Normalized name -> id: every id, its id without the vendor prefix, and every alias row."""
     out: dict[str, str] = {}

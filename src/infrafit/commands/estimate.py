@@ -138,13 +138,11 @@ def _point(workload, concurrency, batch, requests_per_s):
 def resolve_stack(catalog, name: str, acc, task: str) -> str:
     """The catalog id of stack ``name`` (an id or alias from stacks.csv), refused when the stack does not
     run on the accelerator's family or the workload's task."""
+    from infrafit.catalog.model import stack_names
     from infrafit.errors import InputError, suggest
 
     table = catalog.stacks
-    names: dict[str, str] = {}
-    for sid, aliases in zip(table["id"], table["aliases"].fillna(""), strict=True):
-        names[str(sid).lower()] = str(sid)
-        names.update({a.strip().lower(): str(sid) for a in str(aliases).split(";") if a.strip()})
+    names = stack_names(table)
     sid = names.get(name.strip().lower())
     if sid is None:
         raise InputError(f"--stack {name!r} is unknown{suggest(name, names)}",

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from infrafit.cost.modes import beyond_horizon_months
+from infrafit.cost.modes import beyond_horizon_months, book_value_at_horizon
 from infrafit.cost.offers import OfferArrays
 from infrafit.cost.params import CostParams
 from infrafit.units import HOURS_PER_MONTH, MONTHS_PER_YEAR, W_PER_KW
@@ -47,11 +47,8 @@ def linear_cost(offers: OfferArrays, *, horizon_months: int, engineer_usd_per_ho
                     + o.purchase_usd * o.maintenance_share_per_year / MONTHS_PER_YEAR
                     + (o.accelerators * o.accel_tdp_w + o.host_power_w) / W_PER_KW * o.colocation_usd_per_kw_month
                     + (o.accelerators * o.accel_tdp_w * idle + o.host_power_w) * usd_per_kw) + o.setup_usd
-    life_m = o.life_years * MONTHS_PER_YEAR  # one server bought at month 0, sold at the end (modes.on_prem)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        age = h - np.floor((h - 1e-9) / life_m) * life_m
-        book = o.purchase_usd * (1.0 - (1.0 - o.residual_fraction) * np.clip(age / life_m, 0.0, 1.0))
-    onprem_a = onprem_a + np.nan_to_num(book) * p.onprem_resale_haircut_fraction
+    book = book_value_at_horizon(np.ones((horizon_months, len(o))), o, horizon_months)  # one server from month 0
+    onprem_a = onprem_a + book * p.onprem_resale_haircut_fraction
     idle_power = h * (o.accelerators * o.accel_tdp_w * idle + o.host_power_w) * usd_per_kw
     onprem_b = h * o.accelerators * o.accel_tdp_w * (1 - idle) * usd_per_kw
     with np.errstate(invalid="ignore"):

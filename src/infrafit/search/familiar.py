@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
+from infrafit.catalog.model import stack_names
 from infrafit.errors import InputError, suggest
 
 #: One-time engineer-weeks to adopt an engine the team does not run: stand it up in the team's images
@@ -22,22 +23,8 @@ from infrafit.errors import InputError, suggest
 STACK_ADOPTION_WEEKS = 1.0
 #: Operations tools a team may list beside engines; they name no option's engine, so they only pass the check.
 OPS_TOOLS: tuple[str, ...] = ("kubernetes", "k8s", "slurm", "ray", "skypilot", "docker", "terraform", "nomad")
-#: Libraries a team names that run inside a catalog stack (the stacks table's pytorch row covers them).
-LIBRARIES: dict[str, str] = {name: "pytorch" for name in ("deepspeed", "fsdp", "peft", "accelerate", "transformers",
-                                                            "lightning", "torchrun", "trl")}
 #: Option stacks that are the workload's own code path rather than a separate engine.
 OWN_STACKS: tuple[str, ...] = ("default", "pytorch", "tensorflow", "jax", "onnx", "sklearn", "xgboost")
-
-
-def stack_names(stacks: pd.DataFrame) -> dict[str, str]:
-    """Lower-case id or alias -> stack id, from the catalog's stacks table."""
-    out: dict[str, str] = {}
-    for sid, aliases in zip(stacks["id"], stacks.get("aliases", pd.Series([""] * len(stacks))), strict=True):
-        out[str(sid).lower()] = str(sid)
-        for alias in ("" if pd.isna(aliases) else str(aliases)).split(";"):
-            if alias.strip():
-                out[alias.strip().lower()] = str(sid)
-    return out
 
 
 def resolve_familiar(names: Iterable[str], stacks: pd.DataFrame) -> frozenset[str]:
@@ -48,12 +35,10 @@ def resolve_familiar(names: Iterable[str], stacks: pd.DataFrame) -> frozenset[st
         key = name.strip().lower()
         if key in OPS_TOOLS:
             out.add(key)
-        elif key in LIBRARIES:
-            out.add(LIBRARIES[key])
         elif key in known:
             out.add(known[key])
         else:
-            choices = sorted(set(known.values()) | set(OPS_TOOLS) | set(LIBRARIES))
+            choices = sorted(set(known.values()) | set(OPS_TOOLS))
             raise InputError(f"ops.familiar_stacks: unknown stack {name!r}{suggest(key, choices)}",
                              fix=f"use stack ids or aliases from `infrafit catalog stacks` ({', '.join(choices)})")
     return frozenset(out)
