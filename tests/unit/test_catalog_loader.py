@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
 import shutil
@@ -88,9 +90,6 @@ def test_missing_column(tmp_path: Path) -> None:
     lines = path.read_text().splitlines()
     cols = lines[0].split(",")
     drop = cols.index("confidence")
-    import csv
-    import io
-
     rows = list(csv.reader(io.StringIO(path.read_text())))
     out = io.StringIO()
     csv.writer(out).writerows([r[:drop] + r[drop + 1:] for r in rows])
@@ -214,3 +213,31 @@ def test_price_date_range() -> None:
     dates = sorted(cat.offers.set_index("id").loc[ids, "retrieved_on"])
     assert (lo, hi) == (dates[0], dates[-1])
     assert cat.price_date_range(["nope"]) == (None, None)
+
+
+@pytest.mark.parametrize("huge", ["1e308", "9.1e18", "-1e300"])
+def test_huge_count_is_refused_not_overflowed(tmp_path: Path, huge: str) -> None:
+    """A count no float holds exactly (1e308 GPUs) is a clear error, never an OverflowError."""
+    base = _copy_fixture(tmp_path)
+    path = base / "offers.csv"
+    rows = list(csv.reader(io.StringIO(path.read_text())))
+    col = rows[0].index("accelerator_count")
+    rows[1][col] = huge
+    out = io.StringIO()
+    csv.writer(out).writerows(rows)
+    path.write_text(out.getvalue())
+    msg = _error(path, OFFERS)
+    assert f"{path}:2" in msg and "accelerator_count" in msg
+
+
+def test_huge_price_is_refused(tmp_path: Path) -> None:
+    base = _copy_fixture(tmp_path)
+    path = base / "offers.csv"
+    rows = list(csv.reader(io.StringIO(path.read_text())))
+    col = rows[0].index("usd_per_hour")
+    line = next(i for i, r in enumerate(rows) if i and r[col])
+    rows[line][col] = "1e300"
+    out = io.StringIO()
+    csv.writer(out).writerows(rows)
+    path.write_text(out.getvalue())
+    assert "implausibly large" in _error(path, OFFERS)

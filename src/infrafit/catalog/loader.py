@@ -127,6 +127,10 @@ def _convert(cell: str, col: Column) -> object:
     return value
 
 
+_FLOAT_LIMIT = 1e30  # above any real spec (a whole rack is ~1e18 FLOP/s) and far from float overflow
+_INT_LIMIT = 2.0**53  # the largest whole number a float (and the int64 columns) hold exactly
+
+
 def _number(value: str, col: Column) -> float | int:
     try:
         number = float(value)
@@ -135,10 +139,17 @@ def _number(value: str, col: Column) -> float | int:
                          f"write a plain number in the unit of the header ({col.name}), e.g. 8e10") from None
     if not math.isfinite(number):
         raise _CellError(f"{col.name}: {value!r} is not finite", "write a finite number or leave it empty")
+    if abs(number) > _FLOAT_LIMIT:  # products of such cells overflow to inf in the cost arithmetic
+        raise _CellError(f"{col.name}: {value} is implausibly large",
+                         f"write a value below {_FLOAT_LIMIT:.0e} in the unit of the header ({col.name})")
     if col.minimum is not None and number < col.minimum:
         raise _CellError(f"{col.name}: {value} is below the minimum {col.minimum:g}",
-                         f"write a value >= {col.minimum:g} (negative values are not allowed here)")
+                         f"write a value >= {col.minimum:g} in the unit of the header ({col.name})"
+                         + (" (negative values are not allowed here)" if col.minimum == 0 else ""))
     if col.kind == "int":
+        if abs(number) > _INT_LIMIT:
+            raise _CellError(f"{col.name}: {value} is too large for a count",
+                             f"write a whole number below {_INT_LIMIT:.0e}")
         if number != int(number):
             raise _CellError(f"{col.name}: {value!r} is not a whole number", "write an integer")
         return int(number)

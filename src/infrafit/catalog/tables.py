@@ -17,6 +17,12 @@ PEAK_COLUMNS: dict[str, str] = {  # precision -> column of its dense peak
     "int4": "peak_int4_ops_per_s",
 }
 
+#: Floors far below any real chip (a Jetson Nano is ~5e11 FLOP/s, 8 GB, 6.8e10 bytes/s): a value under
+#: them is a typo or a unit slip (GB for bytes), and a zero would divide the performance model by zero.
+MIN_FLOPS_PER_S = 1e9
+MIN_MEMORY_BYTES = 1e8
+MIN_BYTES_PER_S = 1e8
+
 ACCELERATORS = Schema(
     "accelerators",
     (
@@ -29,20 +35,22 @@ ACCELERATORS = Schema(
         text("form_factor", "SXM, PCIe, OAM, CPU socket, ...", required=False),
         *(
             num(col, f"dense peak {prec} per chip, FLOP/s (ops/s for integers); empty = no native support",
-                required=False)
+                required=False, minimum=MIN_FLOPS_PER_S)
             for prec, col in PEAK_COLUMNS.items()
         ),
-        num("memory_bytes", "device memory per chip, bytes (CPUs: a typical one-DIMM-per-channel build)"),
+        num("memory_bytes", "device memory per chip, bytes (CPUs: a typical one-DIMM-per-channel build)",
+            minimum=MIN_MEMORY_BYTES),
         text("memory_type", "HBM3, GDDR6, DDR5-4800 x8 channels, ...", required=False),
-        num("memory_bytes_per_s", "peak device memory bandwidth per chip, bytes/s"),
+        num("memory_bytes_per_s", "peak device memory bandwidth per chip, bytes/s", minimum=MIN_BYTES_PER_S),
         text("scaleup_link", "scale-up interconnect (NVLink 4, Infinity Fabric, ICI, PCIe only)"),
         num("scaleup_bytes_per_s", "scale-up bandwidth per chip, one direction, bytes/s; 0 when PCIe only"),
         num("scaleup_domain_chips", "chips in one scale-up domain (8 HGX, 72 NVL72, TPU pod size)", kind="int"),
         num("scaleout_bytes_per_s", "scale-out network per chip in the typical deployment, one direction, bytes/s; "
-            "empty = not known", required=False),
+            "empty = not known", required=False, minimum=MIN_BYTES_PER_S),
         text("host_interface", "link to the host CPU", required=False),
-        num("host_bytes_per_s", "host link bandwidth per direction, bytes/s; empty = not known", required=False),
-        num("tdp_w", "board/module power, watts; empty = not published", required=False),
+        num("host_bytes_per_s", "host link bandwidth per direction, bytes/s; empty = not known", required=False,
+            minimum=MIN_BYTES_PER_S),
+        num("tdp_w", "board/module power, watts; empty = not published", required=False, minimum=1.0),
         Column("release_date", "partial_date", required=False,
                doc="launch or announcement: YYYY, YYYY-MM or YYYY-MM-DD"),
         num("core_count", "CPU cores per socket (CPUs only)", required=False, kind="int"),
@@ -87,7 +95,8 @@ HOSTS = Schema(
         num("nvme_bytes", "local NVMe capacity, bytes (0 = network storage only)", required=False),
         num("nvme_drive_count", "local NVMe drives", required=False, kind="int"),
         num("nvme_read_bytes_per_s", "local NVMe sequential read, bytes/s (drives x 3.0e9 rule)", required=False),
-        num("network_bits_per_s", "host network bandwidth, bits/s (EFA/InfiniBand/RoCE total)", required=False),
+        num("network_bits_per_s", "host network bandwidth, bits/s (EFA/InfiniBand/RoCE total)", required=False,
+            minimum=MIN_BYTES_PER_S),
         Column("fabric_spans_instances", "bool", required=False,
                doc="true when the accelerators' scale-up fabric joins instances of this host (TPU hosts of a "
                    "multi-host slice on ICI): a TP group may then span instances up to the chip's scale-up domain"),
@@ -239,7 +248,25 @@ COST_TABLES = (
     ), "How elastic capacity is billed per instance start: increment, minimum, boot time."),
 )
 
-ROW_CHECKS = {"offers": offer_row_issues}
+def egress_row_issues(rec: dict[str, object]) -> list[tuple[str, str]]:
+    """A bounded egress tier ends after it starts."""
+    start, end = float(str(rec["tier_start_bytes"])), float(str(rec["tier_end_bytes"]))
+    if end == end and end <= start:
+        return [(f"tier_end_bytes {end:g} is not after tier_start_bytes {start:g}",
+                 "write a tier end above its start, or leave tier_end_bytes empty for the last, unbounded tier")]
+    return []
+
+
+def accelerator_row_issues(rec: dict[str, object]) -> list[tuple[str, str]]:
+    """Scale-up bandwidth is 0 (PCIe only) or a real link rate, never a vanishing one."""
+    link = float(str(rec["scaleup_bytes_per_s"]))
+    if 0 < link < MIN_BYTES_PER_S:
+        return [(f"scaleup_bytes_per_s {link:g} is neither 0 (PCIe only) nor a link rate",
+                 f"write 0 for PCIe-only chips, or the link's bytes/s (>= {MIN_BYTES_PER_S:g})")]
+    return []
+
+
+ROW_CHECKS = {"offers": offer_row_issues, "cost_egress": egress_row_issues, "accelerators": accelerator_row_issues}
 
 #: Every built-in table, in load order (a table named in ``references`` loads before its users).
 TABLES: dict[str, Schema] = {

@@ -103,12 +103,15 @@ ItemCount = quantity(units.parse_count, "a count of items", gt=0, le=1e15)
 TrainTokens = quantity(units.parse_count, "a token count", gt=0, le=1e16)
 TrainSamples = quantity(units.parse_count, "a count of samples", gt=0, le=1e15)
 Epochs = quantity(units.parse_count, "a number of epochs", gt=0, le=1e4)
-Seconds = quantity(units.parse_duration_s, "a duration in seconds", gt=0, le=units.SECONDS_PER_DAY)
-Days = quantity(_scaled(units.parse_duration_s, units.SECONDS_PER_DAY), "a number of days", gt=0, le=3650)
+# Durations have a floor too: a latency under 0.1 ms, a checkpoint or batch window under a minute, or a
+# deadline under an hour is a unit slip, and 1e-300 of anything turns a rate into inf.
+Seconds = quantity(units.parse_duration_s, "a duration in seconds", ge=1e-4, le=units.SECONDS_PER_DAY)
+Days = quantity(_scaled(units.parse_duration_s, units.SECONDS_PER_DAY), "a number of days",
+                ge=1 / units.HOURS_PER_DAY, le=3650)
 Minutes = quantity(_scaled(units.parse_duration_s, units.SECONDS_PER_MINUTE), "a number of minutes",
-                   gt=0, le=1e6)
+                   ge=1.0, le=1e6)
 WindowHours = quantity(_scaled(units.parse_duration_s, units.SECONDS_PER_HOUR), "a number of hours",
-                       gt=0, le=units.HOURS_PER_DAY)
+                       ge=units.SECONDS_PER_MINUTE / units.SECONDS_PER_HOUR, le=units.HOURS_PER_DAY)
 MonthHours = quantity(_scaled(units.parse_duration_s, units.SECONDS_PER_HOUR), "hours per month",
                       ge=0, le=1e6)
 Bytes = quantity(units.parse_bytes, "a byte size", gt=0, le=1e21)

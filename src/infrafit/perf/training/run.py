@@ -18,6 +18,7 @@ nodes in parallel, each at ``CHECKPOINT_WRITE_BYTES_PER_S_PER_NODE`` unless a ra
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,6 +140,9 @@ def train_run(shape: TrainShape, acc: Any, count: int, *, seq_len: int, global_b
     best = layouts[0]
     if not best.fits:
         notes.append("no layout fits in memory; the layout with the smallest footprint is shown")
+    if not 0 < best.step_time_s < math.inf:
+        raise InputError(f"the step-time model gives no finite step on {acc.id} (step {best.step_time_s:g} s)",
+                         fix="check the accelerator's peak, memory bandwidth and link columns in accelerators.csv")
     samples_per_s = global_batch / best.step_time_s
     tokens_per_s = samples_per_s * seq_len if shape.is_transformer else 0.0
     model_fps = samples_per_s * model_flops_per_sample(shape, seq_len, causal=True) / count
