@@ -91,3 +91,16 @@ def read_text_capped(path: str | Path, cap: int, what: str, *, bom: bool = True)
     except UnicodeDecodeError as exc:
         raise InputError(f"{what} {path}: not UTF-8 text (byte {exc.start}: {exc.reason})",
                          fix="save the file as UTF-8") from None
+
+
+def atomic_write_text(path: str | Path, text: str, *, what: str = "file", fix: str = "choose a writable path") -> None:
+    """Write ``path`` whole or not at all: a temporary sibling renamed over it, removed on failure (a full
+    disk must not leave a half-written file, and the old file stays intact)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InputError(f"cannot write {what} {path}: {exc.strerror}", fix=fix) from None

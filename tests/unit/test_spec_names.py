@@ -58,7 +58,8 @@ def test_right_names_pass(cat, extra):
 
 
 def test_a_display_name_excludes_that_providers_offers(cat):
-    offers = plan(parse_spec(BASE.format(extra="deployment: {allowed: [cloud]}"), catalog=cat), cat, top=20)
+    offers = plan(parse_spec(BASE.format(extra="deployment: {allowed: [cloud]}"), catalog=cat), cat, top=200,
+                  diverse=False)
     assert any(o.provider == "vast.ai" for o in offers.options), "the check needs vast.ai among the options"
     w = parse_spec(BASE.format(extra="deployment: {allowed: [cloud], exclude_providers: [vast.ai]}"), catalog=cat)
-    assert all(o.provider != "vast.ai" for o in plan(w, cat, top=20).options)
+    assert all(o.provider != "vast.ai" for o in plan(w, cat, top=200, diverse=False).options)

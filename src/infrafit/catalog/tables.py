@@ -132,7 +132,8 @@ OFFERS = Schema(
         text("confidence", "high | medium | low", choices=CONFIDENCE),
         Column("derived", "bool", doc="true when the price is derived by a documented rule (see notes)"),
         text("availability", "verified (the source lists this SKU in this region) | unverified (copied from "
-             "another region by a price rule; the SKU may not be sold here); empty = verified", required=False,
+             "another region by a price rule, or a listing that names no location; the SKU may not be sold "
+             "here); empty = verified", required=False,
              choices=("verified", "unverified")),
         text("notes", "how the price was derived, ranges, caveats", required=False),
         *provenance(),

@@ -23,8 +23,8 @@ def register(app: typer.Typer) -> None:
         report: Annotated[Path | None, typer.Option(help="Write a report: FILE.html or FILE.md.")] = None,
         show_all: Annotated[bool, typer.Option("--all", help="Rank without the diversity rule: near-copies "
                                                              "(the same chip elsewhere) too.")] = False,
-        verified_only: Annotated[bool, typer.Option("--verified-only", help="Drop offers copied from another "
-                                                    "region by a price rule (availability: unverified).")] = False,
+        verified_only: Annotated[bool, typer.Option("--verified-only", help="Drop offers no source confirms "
+                                                    "in their region (availability: unverified).")] = False,
     ) -> None:
         """Search, rank and explain infrastructure options for SPEC."""
         run_plan(spec, objective=objective, top=top, json_out=json_out, report=report, diverse=not show_all,

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from infrafit import safe_io
 from infrafit.errors import InputError
 from infrafit.search.types import Option, Plan
 from infrafit.units import fmt_bytes, fmt_duration, fmt_usd
@@ -242,11 +243,4 @@ def write_report(plan: Plan, path: Path) -> None:
     else:
         raise InputError(f"--report {path}: unknown report type {suffix or '(none)'!r}",
                          fix="name the file with .html or .md")
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)  # a full disk (ENOSPC) must not leave a half-written FILE.tmp
-        raise InputError(f"cannot write report {path}: {exc.strerror}",
-                         fix="choose a writable path for --report") from None
+    safe_io.atomic_write_text(path, text, what="report", fix="choose a writable path for --report")

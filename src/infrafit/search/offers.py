@@ -112,8 +112,8 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
         gone = int((keep & ~verified).sum())
         keep &= verified
         if gone:
-            lines.append({"what": "unverified offers", "reason": f"--verified-only drops {gone} offers copied from "
-                          "another region by a price rule (availability: unverified)"})
+            lines.append({"what": "unverified offers", "reason": f"--verified-only drops {gone} offers no source "
+                          "confirms in their region (availability: unverified)"})
     said = {line["what"] for line in lines}
     for family, rows in offers.groupby("family", sort=True):
         idx = rows.index.to_numpy()

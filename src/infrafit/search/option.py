@@ -172,9 +172,10 @@ def option_json(part, i: int, ctx: dict) -> dict:
                         "not a sourced catalog row")
     availability = "unverified" if str(row.get("availability") or "") == "unverified" else "verified"
     if availability == "unverified":
-        risks.insert(0, f"availability unverified: {row['provider']}'s price is copied to {row['region']} by a price "
-                        f"rule; the {row['host_id']} SKU may not be sold there. Check the provider's region list "
-                        "before committing (--verified-only drops such offers)")
+        risks.insert(0, f"availability unverified: no source confirms {row['provider']} sells the {row['host_id']} "
+                        f"SKU in {row['region']} (a price copied from another region, or a listing without a "
+                        "location; see the offer's notes). Check the provider's region list before committing "
+                        "(--verified-only drops such offers)")
     acc_row = catalog.accelerator(str(row["accelerator_id"]))
     if acc_row.user_row:
         risks.insert(0, f"{acc_row.id}'s figures come from your catalog overlay, not a sourced datasheet row")
