@@ -260,4 +260,6 @@ def show(name: Annotated[str, typer.Argument(help="An id or alias from any catal
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the app."""
+    from infrafit.commands import catalog_market  # noqa: F401 - registers refresh, diff, gaps on catalog_app
+
     app.add_typer(catalog_app, name="catalog")

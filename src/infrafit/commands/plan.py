@@ -25,14 +25,17 @@ def register(app: typer.Typer) -> None:
                                                              "(the same chip elsewhere) too.")] = False,
         verified_only: Annotated[bool, typer.Option("--verified-only", help="Drop offers no source confirms "
                                                     "in their region (availability: unverified).")] = False,
+        max_price_age_days: Annotated[int | None, typer.Option("--max-price-age-days", help="Drop offers priced "
+                                                               "more than N days ago.")] = None,
     ) -> None:
         """Search, rank and explain infrastructure options for SPEC."""
         run_plan(spec, objective=objective, top=top, json_out=json_out, report=report, diverse=not show_all,
-                 verified_only=verified_only)
+                 verified_only=verified_only, max_price_age_days=max_price_age_days)
 
 
 def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: bool = False,
-             report: Path | None = None, diverse: bool = True, verified_only: bool = False) -> Plan:
+             report: Path | None = None, diverse: bool = True, verified_only: bool = False,
+             max_price_age_days: int | None = None) -> Plan:
     """The pure program: load, plan, print, write the report; exit 3 (``NoFeasibleOption``) when empty."""
     from infrafit.catalog import load_catalog
     from infrafit.errors import InputError, NoFeasibleOption
@@ -46,7 +49,8 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
         _check_writable(report)
     catalog = load_catalog()
     workload = load_spec(spec, catalog)
-    result = plan(workload, catalog, objective=objective, top=top, diverse=diverse, verified_only=verified_only)
+    result = plan(workload, catalog, objective=objective, top=top, diverse=diverse, verified_only=verified_only,
+                  max_price_age_days=max_price_age_days)
     if json_out:
         from infrafit.commands.output import print_json
 

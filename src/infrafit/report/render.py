@@ -13,6 +13,7 @@ from typing import Any
 
 from infrafit import safe_io
 from infrafit.errors import InputError
+from infrafit.search.explain import price_age_line
 from infrafit.search.types import Option, Plan
 from infrafit.units import fmt_bytes, fmt_duration, fmt_usd
 
@@ -135,6 +136,9 @@ def render_terminal(plan: Plan, console: Any) -> None:
             console.print(f"  - {e.what}: {e.reason}", highlight=False)
     console.print(f"Prices retrieved {plan.catalog_retrieved_on or '?'}; "
                   f"{plan.evaluated:,} configurations evaluated.", highlight=False)
+    stale = price_age_line(plan.price_age)
+    if stale:
+        console.print(stale[0].upper() + stale[1:] + ".", highlight=False)
 
 
 def hidden_lines(plan: Plan) -> list[str]:
@@ -157,6 +161,9 @@ def render_markdown(plan: Plan) -> str:
     lines = [f"# infrafit plan: {plan.name}", ""]
     lines.append(f"Objective: **{plan.objective}**. Prices retrieved "
                  f"{plan.catalog_retrieved_on or '?'}. {plan.evaluated:,} configurations evaluated.")
+    stale = price_age_line(plan.price_age)
+    if stale:
+        lines += ["", stale[0].upper() + stale[1:] + "."]
     lines.append("")
     if rows:
         header = list(rows[0].keys())

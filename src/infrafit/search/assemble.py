@@ -220,6 +220,6 @@ def build(workload, catalog, arch, parts, masks, compat, excluded, failures, obj
         "workload": workload.resolved(), "objective": objective,
         "catalog_retrieved_on": f"{min(dates)} to {max(dates)}" if dates else "no prices used",
         "options": options, "excluded": lines, "compared": charts.pop("compared", []),
-        "hidden": charts.pop("hidden", {}),
+        "hidden": charts.pop("hidden", {}), "price_age": ex.price_age(options, dates, ctx["today"]),
         "front_metric": metric_name, "evaluated": int(sum(p.evaluated for p in parts.values())), **charts,
     }

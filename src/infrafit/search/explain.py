@@ -7,7 +7,9 @@ what is good. Thresholds that turn a number into a risk are named constants with
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date
+from typing import Any
 
 import numpy as np
 
@@ -89,14 +91,40 @@ def versus_line(tco: float, mode: str, alternatives: dict[str, float]) -> str | 
     return "against other modes: " + ", ".join(parts)
 
 
-def price_risks(offer: dict, today: date) -> list[str]:
-    out = []
+def price_age_days(retrieved_on: object, today: date) -> int | None:
     try:
-        age = (today - date.fromisoformat(str(offer.get("retrieved_on"))[:10])).days
+        return (today - date.fromisoformat(str(retrieved_on)[:10])).days
     except ValueError:
-        age = None
-    if age is not None and age > STALE_PRICE_DAYS:
-        out.append(f"stale price: retrieved {offer['retrieved_on']} ({age} days ago, more than {STALE_PRICE_DAYS})")
+        return None
+
+
+def price_age(options: list[dict], dates: list[str], today: date) -> dict[str, Any]:
+    """The plan's price dates, said once: the range behind the candidates and which shown options rest on
+    a price older than ``STALE_PRICE_DAYS`` (parts of a hybrid option count for it)."""
+    stale = []
+    for o in options:
+        for row in [o, *o.get("parts", [])]:
+            age = price_age_days(row.get("price_retrieved_on"), today)
+            if age is not None and age > STALE_PRICE_DAYS:
+                stale.append({"rank": o.get("rank"), "retrieved_on": row.get("price_retrieved_on"), "age_days": age})
+                break
+    return {"oldest_retrieved_on": min(dates) if dates else None, "newest_retrieved_on": max(dates) if dates else None,
+            "stale_after_days": STALE_PRICE_DAYS, "stale_options": stale}
+
+
+def price_age_line(age: Mapping[str, Any]) -> str | None:
+    """One sentence for the terminal and reports, or None when every shown price is fresh."""
+    stale = age.get("stale_options") or []
+    if not stale:
+        return None
+    ranks = ", ".join(f"#{s['rank']} ({s['retrieved_on']}, {s['age_days']} days)" for s in stale)
+    return (f"stale prices (older than {age.get('stale_after_days')} days) behind option(s) {ranks}: refresh them "
+            "(`infrafit catalog refresh`) or drop old prices with --max-price-age-days")
+
+
+def price_risks(offer: dict, today: date) -> list[str]:
+    """Per-option price caveats (staleness is said once per plan: ``price_age``)."""
+    out = []
     if str(offer.get("derived")).lower() == "true" or str(offer.get("confidence")) == "low":
         out.append(f"price is derived or low-confidence ({offer.get('confidence')}): "
                    f"{str(offer.get('notes') or '').split(';')[0][:120]}")
@@ -138,5 +166,5 @@ def family_fail_line(kind: str, name: str, value: float, limit: float, where: st
     return f"{label} {fmt_value(name, value)} > {fmt_value(name, limit)} {word} (best: {where})"
 
 
-__all__ = ["STALE_PRICE_DAYS", "binding_constraint", "cost_drivers", "family_fail_line", "mode_risks",
-           "price_risks", "roofline_line", "versus_line"]
+__all__ = ["STALE_PRICE_DAYS", "price_age", "price_age_days", "price_age_line", "binding_constraint", "cost_drivers",
+           "family_fail_line", "mode_risks", "price_risks", "roofline_line", "versus_line"]

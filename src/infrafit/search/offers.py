@@ -9,6 +9,7 @@ site (a region whose name starts with ``on-prem``), else the first allowed regio
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 
 import numpy as np
 import pandas as pd
@@ -89,8 +90,15 @@ def offer_verified(offers: pd.DataFrame) -> np.ndarray:
 MARKET_MODES: tuple[str, ...] = ("on_prem", "dedicated_monthly")
 
 
+def price_older_than(offers, days: int, today: date) -> np.ndarray:
+    """True for offers whose ``retrieved_on`` lies more than ``days`` before ``today``."""
+    dates = pd.to_datetime(offers["retrieved_on"], errors="coerce")
+    return ((pd.Timestamp(today) - dates).dt.days > days).to_numpy()
+
+
 def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tuple[str, ...],
-                  countries: tuple[str, ...], verified_only: bool = False) -> OfferFilter:
+                  countries: tuple[str, ...], verified_only: bool = False, max_price_age_days: int | None = None,
+                  today: date | None = None) -> OfferFilter:
     """Offers in an allowed mode, from an allowed provider, inside the residency constraint."""
     offers = annotate(catalog.offers, catalog)
     offers = place_on_prem(offers, regions, countries)
@@ -107,13 +115,23 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
     billing_ok, billing_lines = pay_per_use_mask(offers, workload, mode_ok & provider_ok & place_ok & complete)
     keep = mode_ok & provider_ok & place_ok & complete & hardware_ok & billing_ok
     lines = list(hardware_lines) + billing_lines
+    later: list[tuple[np.ndarray, str]] = []
     if verified_only:
         verified = offer_verified(offers)
+        later.append((verified, "are unverified in their region (--verified-only)"))
         gone = int((keep & ~verified).sum())
         keep &= verified
         if gone:
             lines.append({"what": "unverified offers", "reason": f"--verified-only drops {gone} offers no source "
                           "confirms in their region (availability: unverified)"})
+    if max_price_age_days is not None:
+        old = price_older_than(offers, max_price_age_days, today or date.today())
+        later.append((~old, f"are priced more than {max_price_age_days} days ago (--max-price-age-days)"))
+        gone = int((keep & old).sum())
+        keep &= ~old
+        if gone:
+            lines.append({"what": "old prices", "reason": f"--max-price-age-days {max_price_age_days} drops {gone} "
+                          f"offers priced more than {max_price_age_days} days ago"})
     said = {line["what"] for line in lines}
     for family, rows in offers.groupby("family", sort=True):
         idx = rows.index.to_numpy()
@@ -121,7 +139,8 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
             continue
         lines.append({"what": family, "reason": _family_reason(rows, mode_ok[idx], provider_ok[idx],
                                                                place_ok[idx], complete[idx], allowed_kinds,
-                                                               regions, countries)})
+                                                               regions, countries,
+                                                               [(m[idx], why) for m, why in later])})
     return OfferFilter(offers[keep].reset_index(drop=True), lines)
 
 
@@ -185,7 +204,10 @@ def hardware_mask(offers: pd.DataFrame, catalog, workload) -> tuple[np.ndarray, 
     return keep, lines
 
 
-def _family_reason(rows, mode_ok, provider_ok, place_ok, complete, allowed_kinds, regions, countries) -> str:
+def _family_reason(rows, mode_ok, provider_ok, place_ok, complete, allowed_kinds, regions, countries,
+                   later=()) -> str:
+    """Why a family has no offer left: the first filter, in order, that took its last offers; ``later`` holds
+    (mask, sentence) for the filters after completeness (--verified-only, --max-price-age-days)."""
     n = len(rows)
     if not mode_ok.any():
         modes = sorted(set(rows["mode"]))
@@ -193,13 +215,20 @@ def _family_reason(rows, mode_ok, provider_ok, place_ok, complete, allowed_kinds
                 f"it is sold as {', '.join(modes)}")
     if not (mode_ok & provider_ok).any():
         return f"all {int(mode_ok.sum())} offers in allowed modes come from excluded providers"
-    if (mode_ok & provider_ok & place_ok).any():
-        n_part = int((mode_ok & provider_ok & place_ok).sum())
-        return (f"its {n_part} allowed offers are component prices without a host (a GPU-only part of a VM "
-                "price, or a bare baseboard); add a complete price with --catalog-dir")
-    where = ", ".join(list(regions) + list(countries))
-    sub = rows[mode_ok & provider_ok]
-    return f"no offer inside the residency constraint ({where}); its {len(sub)} offers are in {_where(sub)}"
+    allowed = mode_ok & provider_ok & place_ok
+    if not allowed.any():
+        where = ", ".join(list(regions) + list(countries))
+        sub = rows[mode_ok & provider_ok]
+        return f"no offer inside the residency constraint ({where}); its {len(sub)} offers are in {_where(sub)}"
+    if not (allowed & complete).any():
+        return (f"its {int(allowed.sum())} allowed offers are component prices without a host (a GPU-only part of "
+                "a VM price, or a bare baseboard); add a complete price with --catalog-dir")
+    left = allowed & complete
+    for mask, sentence in later:
+        if not (left & mask).any():
+            return f"its {int(left.sum())} allowed offers {sentence}"
+        left &= mask
+    return f"its {int(left.sum())} allowed offers were all removed by the filters above"
 
 
 def families_without_offers(catalog, offered_families: set[str]) -> list[dict[str, str]]:

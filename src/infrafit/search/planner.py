@@ -202,18 +202,22 @@ def _no_offers(workload, objective: str, kinds: tuple[str, ...], excluded: list[
 
 
 def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None, diverse: bool = True,
-         verified_only: bool = False) -> Plan:
+         verified_only: bool = False, max_price_age_days: int | None = None) -> Plan:
     """The whole plan, typed (``Plan.to_dict()`` is the ``plan --json`` shape); no options when nothing
     meets the hard constraints (the command then exits 3)."""
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}", fix=f"use one of {', '.join(OBJECTIVES)}")
     if top < 1:
         raise InputError(f"--top {top} must be at least 1", fix="ask for 1 or more options")
+    if max_price_age_days is not None and max_price_age_days < 0:
+        raise InputError(f"--max-price-age-days {max_price_age_days} is negative",
+                         fix="give a number of days, e.g. --max-price-age-days 365")
     arch = workload.model_arch()
     resolve_familiar(workload.ops.familiar_stacks, catalog.stacks)  # unknown names: exit 2 before any work
     pl = workload.placement
     kinds = tuple(k for k in workload.deployment.allowed if k != "hybrid")
-    filt = filter_offers(catalog, workload, kinds, pl.regions, pl.countries, verified_only=verified_only)
+    filt = filter_offers(catalog, workload, kinds, pl.regions, pl.countries, verified_only=verified_only,
+                         max_price_age_days=max_price_age_days, today=today)
     excluded = list(filt.excluded)
     offered = set(catalog.offers["accelerator_id"].map(lambda a: catalog.accelerators[a].family))
     excluded += families_without_offers(catalog, offered)

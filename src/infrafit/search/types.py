@@ -116,6 +116,9 @@ class Plan:
     #: what the top-N left out: ``variants`` (family -> cheaper near-copies the diversity rule hid),
     #: ``over_tco_ratio`` and ``over_accelerator_ratio`` (candidates past the worth-showing bounds)
     hidden: Mapping[str, Any] = field(default_factory=dict)
+    #: the price dates, said once: ``oldest_retrieved_on``, ``newest_retrieved_on``, ``stale_after_days``
+    #: and ``stale_options`` (rank, retrieved_on, age_days of each shown option on a stale price)
+    price_age: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Plan:
@@ -128,7 +131,7 @@ class Plan:
                    pruned_offers=int(d.get("pruned_offers") or 0),
                    front=tuple(_frozen(p) for p in d.get("front") or ()),
                    tco_by_mode=_frozen(d.get("tco_by_mode")), breakeven=_frozen(d.get("breakeven")),
-                   hidden=_frozen(d.get("hidden")))
+                   hidden=_frozen(d.get("hidden")), price_age=_frozen(d.get("price_age")))
 
     def to_dict(self) -> dict[str, Any]:
         """The ``plan --json`` shape."""
@@ -145,6 +148,8 @@ class Plan:
             out["breakeven"] = dict(self.breakeven)
         if self.hidden:
             out["hidden"] = dict(self.hidden)
+        if self.price_age:
+            out["price_age"] = dict(self.price_age)
         return out
 
     @property

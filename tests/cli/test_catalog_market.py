@@ -1,0 +1,166 @@
+"""``catalog refresh`` (SkyPilot and Azure retail price lists -> overlay), ``catalog diff``, ``catalog gaps``,
+and the plan's price age (said once; ``--max-price-age-days``). Recorded fixture files only: no network."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from infrafit.catalog import load_catalog
+from infrafit.catalog.refresh import read_azure_retail
+from infrafit.cli import app, main
+from infrafit.units import HOURS_PER_YEAR
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "refresh"
+CHATBOT = str(ROOT / "examples" / "chatbot-asia.yaml")
+JAX = str(ROOT / "examples" / "jax-pretraining.yaml")
+
+
+def _refresh(tmp_path: Path, fmt: str, source: Path) -> tuple[Path, dict]:
+    out = tmp_path / "overlay"
+    result = CliRunner().invoke(app, ["catalog", "refresh", "--format", fmt, "--from", str(source), "--out",
+                                      str(out), "--retrieved-on", "2026-11-30", "--json"])
+    assert result.exit_code == 0, result.output
+    return out, json.loads(result.stdout)
+
+
+def _offers(folder: Path) -> dict[str, dict]:
+    import csv
+
+    with (folder / "offers.csv").open(newline="", encoding="utf-8") as fh:
+        return {(r["host_id"], r["region"], r["mode"]): r for r in csv.DictReader(fh)}
+
+
+def test_skypilot_refresh_reprices_builtin_offers_and_adds_new_ones(tmp_path):
+    out, summary = _refresh(tmp_path, "skypilot", FIXTURES / "skypilot")
+    offers = _offers(out)
+    # the built-in g4dn.xlarge us-east-1 on-demand row keeps its id, so the overlay replaces its price
+    g4 = offers[("aws_g4dn_xlarge", "us-east-1", "cloud_on_demand")]
+    assert g4["id"] == "aws_g4dn_xlarge_us_east_1_cloud_on_demand_20250701" and float(g4["usd_per_hour"]) == 0.5
+    assert g4["retrieved_on"] == "2026-11-30" and g4["city"] == "Ashburn" and g4["country"] == "US"
+    # three zones of spot: the median (17.5), not the luckiest zone
+    p5en = offers[("aws_p5en_48xlarge", "ap-southeast-1", "cloud_spot")]
+    assert float(p5en["usd_per_hour"]) == 17.5 and "median of 3 zone" in p5en["notes"]
+    assert ("nebius_gpu_h200_sxm_8gpu_128vcpu_1600gb", "eu-north1", "cloud_on_demand") in offers
+    reasons = {s["instance"]: s["reason"] for s in summary["skipped"]}
+    assert "unknown accelerator 'V100'" in reasons["p3.2xlarge"]
+    assert "cloud_regions.csv" in next(s["reason"] for s in summary["skipped"] if s["region"] == "mars-north-1")
+    assert "no host row" in reasons["m7i.large"]
+
+
+def test_the_overlay_is_what_plan_uses(tmp_path, monkeypatch):
+    out, _ = _refresh(tmp_path, "skypilot", FIXTURES / "skypilot")
+    catalog = load_catalog(out)
+    row = catalog.offers.set_index("id").loc["aws_g4dn_xlarge_us_east_1_cloud_on_demand_20250701"]
+    assert row["usd_per_hour"] == 0.5 and bool(row["user_row"])
+    result = CliRunner().invoke(app, ["--catalog-dir", str(out), "plan", CHATBOT, "--json"])
+    assert result.exit_code == 0, result.output
+
+
+def test_azure_retail_pages_become_on_demand_spot_and_reserved_offers(tmp_path):
+    listings = read_azure_retail(FIXTURES / "azure", retrieved_on="2026-11-30")
+    by_mode = {x.mode: x.usd_per_hour for x in listings if x.instance == "Standard_ND96isr_H100_v5"}
+    assert by_mode["cloud_on_demand"] == 98.32 and by_mode["cloud_spot"] == 39.33  # Windows, Low Priority out
+    assert by_mode["cloud_reserved_1y"] == pytest.approx(534060.0 / HOURS_PER_YEAR)  # a whole-term price
+    assert by_mode["cloud_reserved_3y"] == pytest.approx(1051200.0 / (3 * HOURS_PER_YEAR))
+    out, summary = _refresh(tmp_path, "azure-retail", FIXTURES / "azure")
+    offers = _offers(out)
+    assert ("azure_nd96isr_h100_v5", "eastus", "cloud_reserved_3y") in offers
+    assert any("Standard_NC6s_v3" in s["instance"] and "no host row" in s["reason"] for s in summary["skipped"])
+
+
+@pytest.mark.parametrize(("args", "expect"), [
+    (["--format", "aws-csv"], "not a known price-list format"),
+    (["--format", "skypilot", "--retrieved-on", "yesterday"], "is not a date"),
+])
+def test_bad_refresh_arguments_exit_2(tmp_path, capsys, args, expect):
+    code = main(["catalog", "refresh", "--from", str(FIXTURES / "skypilot"), "--out", str(tmp_path / "o"), *args])
+    assert code == 2 and expect in capsys.readouterr().err
+
+
+def test_a_vms_csv_without_skypilot_columns_names_the_file(tmp_path, capsys):
+    (tmp_path / "src" / "aws").mkdir(parents=True)
+    (tmp_path / "src" / "aws" / "vms.csv").write_text("name,price\nx,1\n")
+    code = main(["catalog", "refresh", "--format", "skypilot", "--from", str(tmp_path / "src"), "--out",
+                 str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "vms.csv:1" in err and "InstanceType" in err and "To fix" in err
+
+
+def test_fetch_without_network_is_a_clear_error(tmp_path, capsys, monkeypatch):
+    httpx = pytest.importorskip("httpx")
+
+    def refuse(self, url, **kw):
+        raise httpx.ConnectError("network is unreachable")
+
+    monkeypatch.setattr(httpx.Client, "get", refuse)
+    code = main(["catalog", "refresh", "--format", "skypilot", "--fetch", "--clouds", "aws", "--from",
+                 str(tmp_path / "dl"), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "--fetch failed" in err and "To fix" in err
+
+
+def test_fetch_without_httpx_says_how_to_install(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "httpx", None)
+    code = main(["catalog", "refresh", "--format", "azure-retail", "--fetch", "--from", str(tmp_path / "dl"),
+                 "--out", str(tmp_path / "o")])
+    assert code == 2 and "infrafit[refresh]" in capsys.readouterr().err
+
+
+def test_diff_shows_added_and_repriced_offers_of_the_refreshed_providers(tmp_path):
+    out, _ = _refresh(tmp_path, "skypilot", FIXTURES / "skypilot")
+    result = CliRunner().invoke(app, ["catalog", "diff", "builtin", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.stdout)
+    repriced = {(r["host_id"], r["region"], r["mode"]): r for r in d["repriced"]}
+    g4 = repriced[("aws_g4dn_xlarge", "us-east-1", "cloud_on_demand")]
+    assert g4["old_price"] == 0.526 and g4["new_price"] == 0.5
+    assert g4["change_fraction"] == pytest.approx(0.5 / 0.526 - 1, abs=1e-4)
+    assert any(r["host_id"] == "aws_p5en_48xlarge" for r in d["added"])
+    # providers the overlay does not mention are out of scope, not removed
+    assert all(r["provider"] in ("AWS", "Nebius") for r in d["removed"])
+    assert not any(r["provider"] == "GCP" for r in d["removed"])
+    wide = json.loads(CliRunner().invoke(app, ["catalog", "diff", "builtin", str(out), "--json",
+                                               "--all-providers"]).stdout)
+    assert any(r["provider"] == "GCP" for r in wide["removed"])
+    text = CliRunner().invoke(app, ["catalog", "diff", "builtin", str(out)]).stdout
+    assert "~ AWS aws_g4dn_xlarge us-east-1 cloud_on_demand: 0.526 -> 0.5 (-4.9%" in text
+
+
+def test_gaps_list_families_modes_and_countries_without_a_price():
+    result = CliRunner().invoke(app, ["catalog", "gaps", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    by = {(r["family"], r["mode"]): r for r in rows}
+    assert by[("AMD Instinct", "cloud_spot")]["offers"] == 0  # nobody sells AMD spot in the data
+    assert "US" not in by[("NVIDIA Hopper", "cloud_on_demand")]["missing_countries"]
+    only = json.loads(CliRunner().invoke(app, ["catalog", "gaps", "--json", "--family", "Intel Gaudi"]).stdout)
+    assert only and all(r["family"] == "Intel Gaudi" for r in only)
+
+
+def test_stale_prices_are_said_once_per_plan_not_per_option():
+    result = CliRunner().invoke(app, ["plan", JAX, "--json"])
+    d = json.loads(result.stdout)
+    assert not any("stale price" in r for o in d["options"] for r in o["risks"])
+    age = d["price_age"]
+    assert age["stale_after_days"] == 180 and age["oldest_retrieved_on"] <= age["newest_retrieved_on"]
+    assert {s["rank"] for s in age["stale_options"]} <= {o["rank"] for o in d["options"]}
+    text = CliRunner().invoke(app, ["plan", JAX]).stdout
+    assert text.count("Stale prices") == (1 if age["stale_options"] else 0)
+
+
+def test_max_price_age_drops_old_offers_and_says_so():
+    d = json.loads(CliRunner().invoke(app, ["plan", JAX, "--json", "--max-price-age-days", "365"]).stdout)
+    assert not d["price_age"]["stale_options"]
+    assert any(e["what"] == "old prices" and "365" in e["reason"] for e in d["excluded"])
+    assert any("priced more than 365 days ago" in e["reason"] for e in d["excluded"] if e["what"] == "Google TPU")
+
+
+def test_negative_max_price_age_exits_2(capsys):
+    assert main(["plan", JAX, "--max-price-age-days", "-1"]) == 2
+    assert "To fix" in capsys.readouterr().err

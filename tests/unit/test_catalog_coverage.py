@@ -1,0 +1,66 @@
+"""Market coverage of the shipped catalog (issue 14 point 4), measured: families that are rented have
+complete offers from several sellers, reserved boxes of both sizes exist, prices are fresh and no
+offer's per-accelerator price is off its chip's range by 10x (a slice price on a host, a per-GPU price
+on an 8-GPU box)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from infrafit.catalog import load_catalog
+
+TODAY = pd.Timestamp("2026-12-01")
+
+
+def _offers() -> pd.DataFrame:
+    catalog = load_catalog()
+    offers = catalog.offers.copy()
+    offers["family"] = offers["accelerator_id"].map(lambda a: catalog.accelerators[a].family)
+    return offers
+
+
+def test_every_rented_family_has_two_complete_rentable_offers():
+    offers = _offers()
+    rentable = offers[offers["host_included"].astype(bool) & offers["mode"].str.startswith("cloud")]
+    counts = rentable.groupby("family").size()
+    # Gaudi is the issue's stated exception (>= 1): the only complete Gaudi rental in the 2026 data is
+    # Denvr's 8x Gaudi 2 on Shadeform; AWS DL1 / Intel Tiber rows are not in the sources
+    need = pd.Series(2, index=counts.index).where(counts.index != "Intel Gaudi", 1)
+    assert (counts >= need).all(), counts[counts < need].to_dict()
+
+
+def test_amd_instinct_from_two_providers_and_gaudi_rentable():
+    offers = _offers()
+    complete = offers[offers["host_included"].astype(bool) & (offers["mode"] != "on_prem")]
+    assert complete.loc[complete["family"] == "AMD Instinct", "provider"].nunique() >= 2
+    assert (complete["family"] == "Intel Gaudi").sum() >= 1
+
+
+def test_reserved_rows_for_eight_gpu_and_small_nvidia_boxes():
+    offers = _offers()
+    reserved = offers[offers["mode"].str.startswith("cloud_reserved") & offers["family"].str.startswith("NVIDIA")]
+    assert (reserved["accelerator_count"] == 8).any()
+    assert reserved["accelerator_count"].isin([1, 2]).any()
+
+
+def test_median_price_age_is_under_a_year():
+    ages = (TODAY - pd.to_datetime(_offers()["retrieved_on"])).dt.days
+    assert ages.median() <= 365
+
+
+def test_no_per_accelerator_price_is_ten_times_off_its_chip():
+    offers = _offers()
+    hourly = offers[offers["usd_per_hour"].notna()].copy()
+    hourly["per"] = hourly["usd_per_hour"] / hourly["accelerator_count"]
+    median = hourly.groupby("accelerator_id")["per"].transform("median")
+    ratio = hourly["per"] / median
+    off = hourly[(ratio > 10) | (ratio < 0.1)]
+    assert off.empty, off[["id", "per"]].to_dict("records")
+    assert np.isfinite(ratio).all()
+
+
+def test_the_edge_device_and_single_purchase_exist():
+    offers = _offers()
+    edge = offers[(offers["mode"] == "on_prem") & (offers["accelerator_count"] == 1)]
+    assert (edge["accelerator_id"] == "nvidia_jetson_orin_nano_super").any()
