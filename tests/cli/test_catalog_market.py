@@ -164,3 +164,21 @@ def test_max_price_age_drops_old_offers_and_says_so():
 def test_negative_max_price_age_exits_2(capsys):
     assert main(["plan", JAX, "--max-price-age-days", "-1"]) == 2
     assert "To fix" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("args", "expect"), [
+    (["catalog", "gaps", "--mode", "spot"], "not a deployment mode"),
+    (["catalog", "gaps", "--family", "Hoper"], "not an accelerator family"),
+    (["catalog", "diff", "builtin", "/nonexistent/overlay"], "no offers.csv there"),
+])
+def test_bad_gaps_and_diff_arguments_exit_2(capsys, args, expect):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert expect in err and "To fix" in err
+
+
+def test_a_broken_offers_csv_in_diff_names_its_line(tmp_path, capsys):
+    bad = tmp_path / "offers.csv"
+    bad.write_text("id,provider\nx,AWS\n")
+    assert main(["catalog", "diff", "builtin", str(bad)]) == 2
+    assert f"{bad}:" in capsys.readouterr().err

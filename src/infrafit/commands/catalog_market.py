@@ -151,9 +151,19 @@ def gaps_cmd(
     """Accelerator families x deployment modes x countries with no complete price in the catalog."""
     from infrafit.catalog import load_catalog
     from infrafit.catalog.market import gaps
+    from infrafit.catalog.tables import MODES
     from infrafit.commands.catalog import _emit
+    from infrafit.errors import InputError, suggest
 
-    rows = [r for r in gaps(load_catalog())
+    catalog = load_catalog()
+    families = sorted({a.family for a in catalog.accelerators.values()})
+    if mode is not None and mode not in MODES:
+        raise InputError(f"--mode {mode!r} is not a deployment mode",
+                         fix=f"use one of {', '.join(MODES)}{suggest(mode, MODES)}")
+    if family is not None and family.lower() not in {f.lower() for f in families}:
+        raise InputError(f"--family {family!r} is not an accelerator family",
+                         fix=f"use one of {', '.join(families)}{suggest(family, families)}")
+    rows = [r for r in gaps(catalog)
             if (family is None or r["family"].lower() == family.lower()) and (mode is None or r["mode"] == mode)]
     _emit(rows, as_json, "gaps", [
         ("family", lambda r: r["family"]), ("mode", lambda r: r["mode"]), ("offers", lambda r: r["offers"]),
