@@ -1,7 +1,8 @@
 """How plan time grows with the catalog: every example planned in-process over the built-in offers,
 then over catalogs that copy every offer 10x and 100x (new ids, same rows: the shape a refreshed
 real catalog of thousands of offers has). The copies go into a whole catalog folder (``base_dir``),
-not an overlay: at 100x the offers file is ~28 MB, over the 16 MiB cap on a user's overlay. Targets (issue 11): 10x <= 2x the 1x time, 100x <= 6x.
+not an overlay: at 100x the offers file is ~28 MB, over the 16 MiB cap on a user's overlay.
+Targets (issue 11): 10x <= 2x the 1x time, 100x <= 6x.
 
 Usage: ``.venv/bin/python benchmarks/plan_scaling.py [--copies 1,10,100] [--repeat 3] [--examples a,b]``.
 Prints the best in-process plan time per example and copy factor (catalog loading excluded, it is
