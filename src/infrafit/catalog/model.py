@@ -140,6 +140,8 @@ class Catalog:
     aliases: dict[str, str]  # normalized alias -> accelerator id
     cost_factors: dict[str, pd.DataFrame] = field(default_factory=dict)
     overlay_dir: str | None = None
+    #: frames derived from the tables once per loaded catalog (the planner's annotated offers)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def table(self, name: str) -> pd.DataFrame:
         """One table by file name; an empty frame when the catalog has no such table."""

@@ -32,13 +32,27 @@ def _slug(text: object) -> str:
     return str(text or "").strip().lower().replace(" ", "-")
 
 
+def per_unique(values: pd.Series, fn) -> pd.Series:
+    """``fn`` applied once per distinct value and mapped back (a catalog of 50,000 offers has a few
+    hundred distinct providers, regions and accelerators: per-row Python calls dominated plan time)."""
+    return values.map({u: fn(u) for u in pd.unique(values)})
+
+
+def annotated_offers(catalog) -> pd.DataFrame:
+    """The catalog's offers with family, vendor and kind, built once per loaded catalog (read-only)."""
+    if "annotated_offers" not in catalog.memo:
+        catalog.memo["annotated_offers"] = annotate(catalog.offers, catalog)
+    return catalog.memo["annotated_offers"]
+
+
 def annotate(offers: pd.DataFrame, catalog) -> pd.DataFrame:
     """Add family, vendor and accelerator kind to each offer row."""
     accs = catalog.accelerators
     out = offers.copy()
-    out["family"] = [accs[a].family if a in accs else "unknown" for a in out["accelerator_id"]]
-    out["vendor"] = [accs[a].vendor if a in accs else "unknown" for a in out["accelerator_id"]]
-    out["acc_kind"] = [accs[a].kind if a in accs else "unknown" for a in out["accelerator_id"]]
+    ids = out["accelerator_id"]
+    out["family"] = per_unique(ids, lambda a: accs[a].family if a in accs else "unknown")
+    out["vendor"] = per_unique(ids, lambda a: accs[a].vendor if a in accs else "unknown")
+    out["acc_kind"] = per_unique(ids, lambda a: accs[a].kind if a in accs else "unknown")
     return out
 
 
@@ -46,7 +60,8 @@ def place_on_prem(offers: pd.DataFrame, regions: tuple[str, ...], countries: tup
     """Give region-less on-prem rows the user's on-prem site (or first allowed region/country)."""
     site = next((r for r in regions if r.startswith("on-prem")), regions[0] if regions else "on-prem")
     country = countries[0] if countries else ""
-    blank = (offers["mode"] == "on_prem") & (offers["region"].fillna("").astype(str).str.strip() == "")
+    blank = (offers["mode"] == "on_prem") & per_unique(offers["region"], lambda r: str(r or "").strip() == "" or
+                                                       r != r).astype(bool)
     out = offers.copy()
     out.loc[blank, "region"] = site
     out.loc[blank, "country"] = country
@@ -60,12 +75,14 @@ def residency_mask(offers: pd.DataFrame, regions: tuple[str, ...], countries: tu
     n = len(offers)
     if not regions and not countries:
         return np.ones(n, bool)
-    country_ok = (offers["country"].fillna("").astype(str).str.upper().isin(countries).to_numpy()
-                  if countries else np.ones(n, bool))
+    wanted = set(countries)
+    country_ok = (per_unique(offers["country"], lambda c: str(c if c == c else "").upper() in wanted)
+                  .to_numpy(bool) if countries else np.ones(n, bool))
     if not regions:
         return country_ok
     names = {_slug(r) for r in regions}
-    region_ok = (offers["region"].map(_slug).isin(names) | offers["city"].map(_slug).isin(names)).to_numpy()
+    region_ok = (per_unique(offers["region"], lambda r: _slug(r if r == r else "") in names).to_numpy(bool)
+                 | per_unique(offers["city"], lambda c: _slug(c if c == c else "") in names).to_numpy(bool))
     placed = offers["placed"].to_numpy(bool) if "placed" in offers else np.zeros(n, bool)
     return (region_ok | placed) & country_ok
 
@@ -100,12 +117,12 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
                   countries: tuple[str, ...], verified_only: bool = False, max_price_age_days: int | None = None,
                   today: date | None = None) -> OfferFilter:
     """Offers in an allowed mode, from an allowed provider, inside the residency constraint."""
-    offers = annotate(catalog.offers, catalog)
+    offers = annotated_offers(catalog)
     offers = place_on_prem(offers, regions, countries)
     kind = offers["mode"].map(MODE_KIND).fillna("other").to_numpy()
     mode_ok = np.isin(kind, allowed_kinds)
     excluded_providers = {provider_key(p) for p in workload.deployment.exclude_providers}
-    provider_ok = ~offers["provider"].map(provider_key).isin(excluded_providers).to_numpy()
+    provider_ok = ~per_unique(offers["provider"], lambda p: provider_key(p) in excluded_providers).to_numpy(bool)
     place_ok = residency_mask(offers, regions, countries)
     # A price without its host (a GPU-only part of a cloud VM, a bare baseboard) is a component, not
     # something a team can deploy at that price: planning on it would understate the cost.
@@ -181,7 +198,8 @@ def hardware_mask(offers: pd.DataFrame, catalog, workload) -> tuple[np.ndarray, 
         rules.append((f"hardware.families {list(hw.families)}", np.array([str(f).lower() in wanted for f in fam])))
     if hw.accelerators:
         wanted = {names.get(a.lower(), a) for a in hw.accelerators}
-        rules.append((f"hardware.accelerators {list(hw.accelerators)}", np.isin(acc, list(wanted))))
+        rules.append((f"hardware.accelerators {list(hw.accelerators)}", offers["accelerator_id"].isin(wanted)
+                      .to_numpy()))
     if hw.exclude:
         gone = {names.get(x.lower(), x) for x in hw.exclude} | {x.lower() for x in hw.exclude}
         rules.append((f"hardware.exclude {list(hw.exclude)}",
@@ -193,7 +211,7 @@ def hardware_mask(offers: pd.DataFrame, catalog, workload) -> tuple[np.ndarray, 
         market = set(catalog.offers.loc[catalog.offers["mode"].isin(MARKET_MODES), "accelerator_id"])
         single = {a for a, n in sellers.items() if n < 2 and a not in market}
         rules.append(("deployment.portability_required (hardware sold by one provider only: "
-                      "no second source to move to)", ~np.isin(acc, list(single))))
+                      "no second source to move to)", ~offers["accelerator_id"].isin(single).to_numpy()))
     keep = np.ones(len(offers), bool)
     lines = []
     for why, ok in rules:
