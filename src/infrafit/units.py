@@ -36,6 +36,9 @@ PER_THOUSAND: Final = 1e3
 PER_MILLION: Final = 1e6
 BILLION: Final = 1e9  # counts (parameters), not bytes: those are GB
 
+# --- length --------------------------------------------------------------------------------------
+M_PER_KM: Final = 1e3
+
 # --- time ----------------------------------------------------------------------------------------
 MS: Final = 1e-3
 US: Final = 1e-6

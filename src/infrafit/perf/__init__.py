@@ -38,9 +38,12 @@ _EXPORTS = {
     "serve": "infrafit.perf.llm.engine", "build_setup": "infrafit.perf.llm.setup",
     "ConfigRow": "infrafit.perf.llm.setup",
     "shape_from_arch": "infrafit.perf.llm.shape",
+    "round_trip": "infrafit.perf.network", "network_fit": "infrafit.perf.network",
+    "NEW_CONNECTION_RTTS": "infrafit.perf.network",
 }
 #: Exported names that differ from the module's own name for the object.
-_ALIASES = {"fit_llm_profiles": "main", "fit_nonllm_profiles": "main", "fit_training_profiles": "main"}
+_ALIASES = {"fit_llm_profiles": "main", "fit_nonllm_profiles": "main", "fit_training_profiles": "main",
+            "network_fit": "fit"}
 __all__ = [
     "CALIBRATION_COLUMNS",
     "CALIBRATION_FILE",
@@ -52,6 +55,7 @@ __all__ = [
     "HostSpec",
     "MAX_RATE",
     "MODEL_ERROR_PREFIX",
+    "NEW_CONNECTION_RTTS",
     "OPS_PER_LAYER",
     "OperatingPoint",
     "SkipRow",
@@ -65,8 +69,10 @@ __all__ = [
     "fit_llm_profiles",
     "fit_nonllm_profiles",
     "fit_training_profiles",
+    "network_fit",
     "peak_fraction",
     "roofline_time_s",
+    "round_trip",
     "serve",
     "serving_kind",
     "shape_from_arch",
@@ -86,6 +92,8 @@ if TYPE_CHECKING:
     from infrafit.perf.llm.engine import serve
     from infrafit.perf.llm.setup import ConfigRow, build_setup, default_stack
     from infrafit.perf.llm.shape import shape_from_arch
+    from infrafit.perf.network import NEW_CONNECTION_RTTS, round_trip
+    from infrafit.perf.network import fit as network_fit
     from infrafit.perf.operating import MAX_RATE
     from infrafit.perf.training.capacity import MODEL_ERROR_PREFIX, peak_fraction
     from infrafit.perf.types import Config, Estimate, Evaluated, OperatingPoint, SkipRow, ValidateContext

@@ -182,6 +182,24 @@ class Evaluated:
         return len(self.rows)
 
     @staticmethod
+    def concat(parts: list[Evaluated]) -> Evaluated:
+        """Rows of several evaluations one after another (their SLO limits must agree)."""
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return Evaluated.empty()
+        if len(parts) == 1:
+            return parts[0]
+        keys = set(parts[0].slo)
+        slo = {k: (np.concatenate([p.slo[k][0] for p in parts]), parts[0].slo[k][1]) for k in keys}
+        def cat(name: str) -> np.ndarray:
+            return np.concatenate([getattr(p, name) for p in parts])
+
+        return Evaluated([r for p in parts for r in p.rows], cat("fits"), cat("capacity"), cat("time_to_train_s"),
+                         cat("metric"), cat("memory_bytes"), cat("memory_capacity_bytes"), slo,
+                         [t for p in parts for t in p.terms],
+                         {k: np.concatenate([p.p50[k] for p in parts]) for k in parts[0].p50})
+
+    @staticmethod
     def empty() -> Evaluated:
         z = np.zeros(0)
         return Evaluated([], z.astype(bool), z, z, z, z, z, {}, [])

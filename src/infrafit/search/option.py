@@ -8,9 +8,10 @@ import numpy as np
 from infrafit.cost.params import CostParams
 from infrafit.perf import MAX_RATE
 from infrafit.search import explain as ex
+from infrafit.search import network
 from infrafit.search import operating as op
 from infrafit.search.familiar import adoption_risk, adoption_weeks, resolve_familiar
-from infrafit.units import fmt_usd
+from infrafit.units import M_PER_KM, fmt_duration, fmt_usd
 
 
 def _server(catalog, row) -> dict:
@@ -125,6 +126,31 @@ def _availability_line(workload) -> str | None:
     return "availability: " + "; ".join(x for x in (floor, zones) if x) if floor or zones else None
 
 
+def _server_p99(perf: dict) -> dict[str, float | None]:
+    """The p99s the network adds to, as the server delivers them (from the option's estimate)."""
+    lat = perf.get("latency") or {}
+    out: dict[str, float | None] = {}
+    for key, name in (("ttft_s", "ttft_p99_s"), ("e2e_s", "e2e_p99_s")):
+        pct = lat.get(key) or {}
+        out[name] = pct.get("p99") if isinstance(pct, dict) else None
+    return out
+
+
+def _network_line(places: dict | None, added: float | None) -> str | None:
+    """'network: ...' for the why: the SLO check's added time and the farthest place's round trip."""
+    if not places:
+        return None
+    located = {p: d for p, d in places.items() if d.get("rtt_s") is not None}
+    if not located:
+        return None
+    far, d = max(located.items(), key=lambda kv: kv[1]["rtt_s"])
+    kind = "measured" if str(d["source"]).startswith("measured") else "estimated"
+    checked = (f"latency SLOs checked at the users: +{fmt_duration(added)} on TTFT and end-to-end"
+               if added else "latency SLOs checked at the server (slo.measured_at: server)")
+    return (f"network: {checked}; farthest place {far} at {fmt_duration(d['rtt_s'])} round trip ({kind}, "
+            f"{d['distance_m'] / M_PER_KM:,.0f} km)")
+
+
 def option_json(part, i: int, ctx: dict) -> dict:
     """One option of one part, with why and risks."""
     workload, catalog = ctx["workload"], ctx["catalog"]
@@ -133,7 +159,11 @@ def option_json(part, i: int, ctx: dict) -> dict:
     cost = part.cost.to_json(i, capacity=float(part.ev.capacity[i]) if np.isfinite(part.ev.capacity[i]) else 0.0)
     cost["beyond"] = {k: float(v[i]) for k, v in part.cost.beyond.items()}
     perf = estimate_shaped(part, i, workload, catalog)
-    why = [x for x in (ex.binding_constraint(part.ev.slo, i), ex.roofline_line(part.ev.terms[i], perf["bottleneck"]),
+    added = part.ev.terms[i].get("network_added_s")
+    if part.task == "serve" and workload.placement.users_in:
+        perf["network"] = network.detail(row, workload, _server_p99(perf))
+    why = [x for x in (ex.binding_constraint(part.ev.slo, i), _network_line(perf.get("network"), added),
+                       ex.roofline_line(part.ev.terms[i], perf["bottleneck"]),
                        ex.cost_drivers(cost["breakdown"], cost["tco_usd"])) if x]
     if part.task == "serve" and np.isfinite(part.ev.capacity[i]):
         peak = max(cost["replicas"]) if cost["replicas"] else 1

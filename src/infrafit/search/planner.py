@@ -14,11 +14,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from infrafit.errors import InputError
-from infrafit.perf import MODEL_ERROR_PREFIX
-from infrafit.search import assemble
+from infrafit.perf import MODEL_ERROR_PREFIX, Evaluated
+from infrafit.search import assemble, network
 from infrafit.search.compat import family_compat
+from infrafit.search.explain import SLO_LABEL
 from infrafit.search.familiar import adoption_weeks, resolve_familiar
 from infrafit.search.offers import families_without_offers, filter_offers, prune_dominated, residency_mask
 from infrafit.search.operating import targets_for
@@ -31,9 +33,11 @@ from infrafit.search.parts import (
     price_part,
 )
 from infrafit.search.types import Plan
-from infrafit.units import fmt_bytes
+from infrafit.units import fmt_bytes, fmt_duration
 
 OBJECTIVES = ("cost", "latency", "time", "balanced")
+#: Less server time than this under a latency target is no budget (the Seconds floor of the spec).
+MIN_SERVER_BUDGET_S = 1e-4
 
 
 def _point(row: dict) -> str | None:
@@ -90,11 +94,48 @@ def _family_failures(ev, task: str, fam_of: dict[str, str], failures: dict[str, 
 
 
 def build_part(workload, arch, catalog, offers, compat, task: str, objective: str = "cost") -> Part:
-    """Evaluate, prune and price one part over ``offers`` (serving at the objective's operating points)."""
+    """Evaluate, prune and price one part over ``offers`` (serving at the objective's operating points).
+    With the users' network in play (``search.network``), offers are grouped by the time their network
+    adds and each group is evaluated against the server budget that leaves (SLO - network)."""
     multiples = TRAINING_INSTANCE_MULTIPLES if task == "train" else INFERENCE_INSTANCE_MULTIPLES
-    ev, pruned = evaluate_configs(workload, arch, catalog, offers, task, multiples, targets_for(objective))
     fam_of = {a.id: a.family for a in catalog.accelerators.values()}
-    failures: dict[str, list[str]] = {}
+    by_bin: list[dict[str, list[str]]] = []
+    rows_list, ev_list, n_eval = [], [], 0
+    for net_s, idx in _network_groups(workload, offers, task):
+        group = offers.iloc[idx].reset_index(drop=True)
+        failures_b: dict[str, list[str]] = {}
+        by_bin.append(failures_b)
+        budget = workload if net_s == 0 else _server_budget(workload, net_s)
+        if budget is None:
+            _network_failure(workload, group, net_s, failures_b)
+            continue
+        rows_b, ev_b, n_b = _evaluate_and_join(budget, arch, catalog, group, task, multiples, objective, fam_of,
+                                               failures_b)
+        if net_s:
+            ev_b = _at_the_user(ev_b, net_s, workload)
+        rows_list.append(rows_b)
+        ev_list.append(ev_b)
+        n_eval += n_b
+    failures = _nearest_failures(by_bin)
+    ev = Evaluated.concat(ev_list)
+    rows = pd.concat(rows_list, ignore_index=True) if rows_list else offers.iloc[:0]
+    if len(rows) == 0:
+        return Part(task, rows, ev, None, None, failures, n_eval)
+    weeks = np.array([compat[f].porting_weeks for f in rows["family"]], dtype=float)
+    weeks = weeks + adoption_weeks([r.get("stack", "default") for r in ev.rows],
+                                   resolve_familiar(workload.ops.familiar_stacks, catalog.stacks),
+                                   str(workload.framework), catalog.stacks)
+    arrays, cost = price_part(workload, catalog, rows, ev, task, weeks)
+    blocked = np.zeros(len(rows), bool)
+    if task == "train" and workload.training.deadline_s:
+        blocked = _spot_deadline(workload, rows, ev, arrays, fam_of, failures)
+    return Part(task, rows, ev, arrays, cost, failures, n_eval * max(1, len(rows) // max(len(ev), 1)), blocked)
+
+
+def _evaluate_and_join(workload, arch, catalog, offers, task, multiples, objective, fam_of, failures):
+    """Evaluate the configurations ``offers`` can build, keep those that fit and meet the SLOs (best per
+    configuration and operating point), and join them to the offers: (rows, ev, configurations evaluated)."""
+    ev, pruned = evaluate_configs(workload, arch, catalog, offers, task, multiples, targets_for(objective))
     for key, why in pruned.items():
         if key.startswith(MODEL_ERROR_PREFIX):
             failures.setdefault(fam_of[key.removeprefix(MODEL_ERROR_PREFIX)], []).append(
@@ -110,18 +151,66 @@ def build_part(workload, arch, catalog, offers, compat, task: str, objective: st
     ev = ev.take(keep)
     ev = ev.take(_best_per_config(ev))
     rows, cfg = join_offers(offers, ev, multiples, catalog)
-    ev = ev.take(cfg)
-    if len(rows) == 0:
-        return Part(task, rows, ev, None, None, failures, n_eval)
-    weeks = np.array([compat[f].porting_weeks for f in rows["family"]], dtype=float)
-    weeks = weeks + adoption_weeks([r.get("stack", "default") for r in ev.rows],
-                                   resolve_familiar(workload.ops.familiar_stacks, catalog.stacks),
-                                   str(workload.framework), catalog.stacks)
-    arrays, cost = price_part(workload, catalog, rows, ev, task, weeks)
-    blocked = np.zeros(len(rows), bool)
-    if task == "train" and workload.training.deadline_s:
-        blocked = _spot_deadline(workload, rows, ev, arrays, fam_of, failures)
-    return Part(task, rows, ev, arrays, cost, failures, n_eval * max(1, len(rows) // max(len(ev), 1)), blocked)
+    return rows, ev.take(cfg), n_eval
+
+
+def _network_groups(workload, offers, task: str) -> list[tuple[float, np.ndarray]]:
+    """(added network seconds, offer indices) groups, nearest first; one group of 0 s when the plan does
+    not measure at the users."""
+    if task != "serve" or not network.applies(workload) or offers.empty:
+        return [(0.0, np.arange(len(offers)))]
+    binned = network.bins(network.added_seconds(offers, workload))
+    return [(float(b), np.flatnonzero(binned == b)) for b in np.unique(binned)]
+
+
+def _server_budget(workload, net_s: float):
+    """The workload with each latency SLO the network adds to reduced by ``net_s`` (None when the network
+    alone uses a whole target)."""
+    inf = workload.inference
+    slo = inf.slo
+    update = {k: getattr(slo, k) - net_s for k in network.NETWORK_SLOS if getattr(slo, k)}
+    if any(v < MIN_SERVER_BUDGET_S for v in update.values()):
+        return None
+    if not update:
+        return workload
+    return workload.model_copy(update={"inference": inf.model_copy(update={"slo": slo.model_copy(update=update)})})
+
+
+def _network_failure(workload, offers, net_s: float, failures: dict[str, list[str]]) -> None:
+    slo = workload.inference.slo
+    name, limit = next((k, getattr(slo, k)) for k in network.NETWORK_SLOS if getattr(slo, k))
+    for fam, rows in offers.groupby("family"):
+        row = rows.iloc[0]
+        far = network.farthest(row, workload)
+        who = f"users in {far[0]} are {fmt_duration(far[1])} away from {row['region']}" if far else \
+            f"{fmt_duration(net_s)} of network to {row['region']}"
+        failures.setdefault(str(fam), []).append(
+            f"the network alone: {who} ({fmt_duration(net_s)} per request), which leaves no server time within "
+            f"the {SLO_LABEL.get(name, name)} SLO of {fmt_duration(limit)} at the users (set "
+            "inference.slo.measured_at: server if the target is the server's)")
+
+
+def _at_the_user(ev, net_s: float, workload):
+    """Latency figures as the users see them: + ``net_s`` on the SLOs the network adds to, against the
+    spec's own limits; the added time is kept in each row's terms (``network_added_s``)."""
+    slo = workload.inference.slo
+    for k in network.NETWORK_SLOS:
+        if k in ev.slo:
+            limit = getattr(slo, k)
+            ev.slo[k] = (ev.slo[k][0] + net_s, float(limit) if limit else float("nan"))
+    for t in ev.terms:
+        t["network_added_s"] = net_s
+    return ev
+
+
+def _nearest_failures(by_bin: list[dict[str, list[str]]]) -> dict[str, list[str]]:
+    """Each family's failure lines from the nearest group it appeared in (the farther groups fail for the
+    same reason, or for the network)."""
+    out: dict[str, list[str]] = {}
+    for failures in by_bin:
+        for fam, lines in failures.items():
+            out.setdefault(fam, lines)
+    return out
 
 
 def _spot_deadline(workload, rows, ev, arrays, fam_of, failures: dict[str, list[str]]) -> np.ndarray:

@@ -46,6 +46,72 @@ def places() -> dict[str, tuple[str, float, float]]:
             for r in csv.DictReader(io.StringIO(text, newline=""))}
 
 
+@lru_cache(maxsize=1)
+def _places_rows() -> tuple[dict[str, str], ...]:
+    text = resources.files("infrafit.catalog").joinpath("data", PLACES_FILE).read_text(encoding="utf-8")
+    return tuple(csv.DictReader(io.StringIO(text, newline="")))
+
+
+@lru_cache(maxsize=1)
+def country_anchors() -> dict[str, tuple[str, float, float]]:
+    """ISO country -> (slug, lat, lon) of its most populous known place: where a user or a region given
+    only by its country is placed (an estimate, and said so)."""
+    best: dict[str, tuple[float, str, float, float]] = {}
+    for r in _places_rows():
+        pop = float(r.get("population_count") or 0)
+        if r["country"] not in best or pop > best[r["country"]][0]:
+            best[r["country"]] = (pop, r["id"], float(r["lat_deg"]), float(r["lon_deg"]))
+    return {cc: (sid, lat, lon) for cc, (_, sid, lat, lon) in best.items()}
+
+
+def _name_key(text: object) -> str:
+    import unicodedata
+
+    plain = unicodedata.normalize("NFKD", str(text or "")).encode("ascii", "ignore").decode().lower()
+    plain = re.sub(r"\bst\.?\s", "saint ", plain)
+    plain = re.sub(r"\s+county$", "", plain.strip())
+    return re.sub(r"[^a-z0-9]", "", re.sub(r"\(.*?\)", "", plain))
+
+
+@lru_cache(maxsize=1)
+def _by_name() -> dict[str, tuple[float, float, str]]:
+    """Place name (accents, case and punctuation ignored) -> (lat, lon, slug) of its most populous
+    bearer; ``Frankfurt`` finds frankfurt-am-main, ``New York`` new-york-city."""
+    best: dict[str, tuple[float, float, float, str]] = {}
+    for r in _places_rows():
+        pop = float(r.get("population_count") or 0)
+        for key in {_name_key(r["name"]), _name_key(r["name"].split()[0]) if " am " in r["name"] else ""} - {""}:
+            if key not in best or pop > best[key][0]:
+                best[key] = (pop, float(r["lat_deg"]), float(r["lon_deg"]), r["id"])
+    for alias, target in (("newyork", "newyorkcity"),):
+        if target in best:
+            best.setdefault(alias, best[target])
+    return {k: (lat, lon, sid) for k, (_, lat, lon, sid) in best.items()}
+
+
+def locate(*names: object, country: object = "") -> tuple[float, float, str] | None:
+    """(lat, lon, how) for the first of ``names`` that is a known place (a city or data-centre town
+    slug), else the country's most populous place; ``how`` says which. None when nothing is known."""
+    table = places()
+    for name in names:
+        key = slug(name)
+        if key and key in table:
+            _, lat, lon = table[key]
+            return lat, lon, key
+        named = _by_name().get(_name_key(name))
+        if named:
+            return named
+        text = str(name or "").strip()
+        if len(text) == 2 and text.isupper() and text in country_anchors():
+            sid, lat, lon = country_anchors()[text]
+            return lat, lon, f"{text} (at {sid}, its most populous place)"
+    cc = str(country or "").strip().upper()
+    if cc in country_anchors():
+        sid, lat, lon = country_anchors()[cc]
+        return lat, lon, f"{cc} (at {sid}, its most populous place)"
+    return None
+
+
 def _known(catalog: Any) -> dict[str, Any]:
     offers = catalog.offers
     regions: dict[str, set[str]] = {pid: {cc} for pid, (cc, _, _) in places().items()}

@@ -98,6 +98,27 @@ def value_problems(w: Workload) -> list[Triple]:
     out += _usage(w)
     out += _placement(w)
     out += _availability(w)
+    out += _network(w)
+    return out
+
+
+def _network(w: Workload) -> list[Triple]:
+    """``slo.measured_at`` and ``new_connection_per_request`` act on interactive serving with users_in."""
+    inf = w.inference
+    if inf is None:
+        return []
+    out: list[Triple] = []
+    interactive = inf.mode in ("realtime", "mixed")
+    if inf.slo.measured_at == "client" and not w.placement.users_in:
+        out.append((("inference", "slo", "measured_at"), "measured_at: client needs to know where the clients are",
+                    "add placement.users_in (cities, regions or country codes), or set measured_at: server"))
+    if inf.slo.measured_at is not None and not interactive:
+        out.append((("inference", "slo", "measured_at"), f"measured_at applies to interactive serving, not to "
+                    f"{inf.mode} inference", "drop measured_at (a batch job has no users waiting on a request)"))
+    if inf.traffic.new_connection_per_request and not (interactive and w.placement.users_in):
+        out.append((("inference", "traffic", "new_connection_per_request"),
+                    "new_connection_per_request adds handshakes at the users, but no users are placed",
+                    "add placement.users_in for realtime serving, or drop the field"))
     return out
 
 

@@ -94,6 +94,9 @@ class Traffic(Section):
     input_tokens: TokenField | None = None
     output_tokens: TokenField | None = None
     items: Items | None = None
+    #: true when each request opens a new connection (no keep-alive or HTTP/2 reuse): the client then
+    #: also waits for the TCP handshake and the TLS 1.3 handshake, one round trip each
+    new_connection_per_request: bool = False
 
     def daily_factors(self) -> tuple[float, ...]:
         """24 hourly factors of the average rate (their mean is 1): rate(h) = requests_per_s x f[h]."""
@@ -120,12 +123,15 @@ class Traffic(Section):
 
 
 class Slo(Section):
-    """99th-percentile latency targets in seconds; a missing one means no constraint."""
+    """99th-percentile latency targets in seconds; a missing one means no constraint. ``measured_at``:
+    ``client`` (the default when ``placement.users_in`` is given) adds the network round trip from
+    each user place to TTFT, end-to-end and per-request latency; ``server`` checks them at the server."""
 
     ttft_p99_s: t.Seconds | None = None
     tpot_p99_s: t.Seconds | None = None
     e2e_p99_s: t.Seconds | None = None
     latency_p99_s: t.Seconds | None = None
+    measured_at: Literal["client", "server"] | None = None
 
 
 class Inference(Section):
@@ -243,7 +249,60 @@ class Placement(Section):
     regions: t.SlugList = ()
     countries: t.CountryList = ()
     users_in: t.PlaceList = ()
+    #: each ``users_in`` place's share of the requests (written as ``users_in: [{place, share}]``;
+    #: places given by name alone share what the written shares leave, equally)
+    users_share: tuple[Annotated[float, Field(gt=0, le=1)], ...] = ()
     training_regions: t.SlugList = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _user_shares(cls, data: Any) -> Any:
+        """``users_in`` entries may be ``{place, share}``: split them into the two fields."""
+        if not isinstance(data, dict) or not isinstance(data.get("users_in"), list | tuple):
+            return data
+        entries = list(data["users_in"])
+        if not any(isinstance(e, dict) for e in entries):
+            return data
+        places, shares = [], []
+        for i, e in enumerate(entries):
+            if isinstance(e, dict):
+                unknown = set(e) - {"place", "share"}
+                if unknown or "place" not in e:
+                    raise t.invalid(f"users_in[{i}]: write {{place: NAME, share: FRACTION}} (got {sorted(e)})",
+                                    "give each entry a place and, optionally, its share of the requests (0-1)")
+                places.append(e["place"])
+                shares.append(e.get("share"))
+            else:
+                places.append(e)
+                shares.append(None)
+        return {**data, "users_in": places, "users_share": _fill_shares(shares)}
+
+    @model_validator(mode="after")
+    def _shares_align(self) -> Placement:
+        if self.users_share and len(self.users_share) != len(self.users_in):
+            raise t.invalid("users_in: a place is listed twice, or users_share does not match users_in",
+                            "list each place once, with its share")
+        return self
+
+    def user_places(self) -> tuple[tuple[str, float], ...]:
+        """(place, share of requests) for every ``users_in`` place; equal shares when none were written."""
+        if not self.users_in:
+            return ()
+        shares = self.users_share or tuple(1.0 / len(self.users_in) for _ in self.users_in)
+        return tuple(zip(self.users_in, shares, strict=True))
+
+
+def _fill_shares(shares: list[Any]) -> list[float]:
+    """Written shares kept; the places without one split what is left equally (refused when the
+    written shares exceed 1 or leave nothing for them)."""
+    given = [float(x) for x in shares if x is not None]
+    if any(not 0 < x <= 1 for x in given):
+        raise t.invalid("users_in: a share must be a fraction in (0, 1]", "write shares like 0.6 and 0.4")
+    left, blanks = 1.0 - sum(given), shares.count(None)
+    if left < -1e-9 or (blanks and left <= 1e-9):
+        raise t.invalid(f"users_in: the shares add up to {sum(given):g}",
+                        "make the written shares add up to at most 1 (exactly 1 when every place has one)")
+    return [float(x) if x is not None else left / blanks for x in shares]
 
 
 DeploymentKind = Literal["cloud", "dedicated", "on_prem", "hybrid"]
