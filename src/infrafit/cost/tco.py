@@ -171,5 +171,8 @@ def price_options(
     book = np.where(owned, book_value_at_horizon(demand.fixed_replicas, offers, horizon_months), 0.0)
     resale = book * (1.0 - p.onprem_resale_haircut_fraction)
     elastic = np.isin(offers.mode, ("cloud_on_demand", "cloud_spot"))
-    commitment = np.where(elastic, 0.0, np.where(owned, offers.life_years * MONTHS_PER_YEAR, offers.term_months))
+    # a purchase commits for the server's life; servers already owned (purchase 0: sunk) commit to nothing new
+    bought = owned & (np.nan_to_num(offers.purchase_usd) > 0)
+    commitment = np.where(elastic | (owned & ~bought), 0.0,
+                          np.where(owned, offers.life_years * MONTHS_PER_YEAR, offers.term_months))
     return CostResult(offers.mode, horizon_months, monthly, beyond, demand, resale, np.nan_to_num(commitment))

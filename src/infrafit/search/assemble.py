@@ -12,7 +12,7 @@ import numpy as np
 
 from infrafit.search import explain as ex
 from infrafit.search.combine import combined
-from infrafit.search.offers import offer_verified
+from infrafit.search.offers import OWNED_PROVIDER, offer_verified
 from infrafit.search.option import option_json
 from infrafit.search.pareto import (
     break_near_ties,
@@ -77,6 +77,9 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
                            dtype=int)
     if ctx["workload"].deployment.billing == "prefer_fixed_monthly":
         order = prefer_fixed(order, part.cost.tco_usd, part.offers["mode"].to_numpy(dtype=object))
+    owned = (part.offers["provider"] == OWNED_PROVIDER).to_numpy()
+    if owned.any():  # deployment.owned: the team's own servers are used first when they carry the load
+        order = np.concatenate([order[owned[order]], order[~owned[order]]])
     on_front = np.zeros(len(part), bool)
     on_front[idx] = pareto_mask(np.column_stack([tco, np.where(np.isfinite(metric), metric, np.inf)]))
     fam = part.offers["family"].to_numpy(dtype=object)
@@ -98,6 +101,8 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
         o = option_json(part, i, ctx)
         if rank == 1 and ctx["workload"].deployment.billing == "prefer_fixed_monthly":
             o["why"].append(_billing_line(part, i, cheapest))
+        if rank == 1 and owned[i]:
+            o["why"].append(_owned_line(part, i, idx, owned))
         o["why"].insert(0, _ranking_line(objective, idx.size, rank, float(part.cost.tco_usd[i]), best_tco,
                                          metric_name, float(part.ev.metric[i]), h))
         vs = ex.versus_line(float(part.cost.tco_usd[i]), str(mode[i]), alts)
@@ -146,6 +151,20 @@ def prefer_fixed(order: np.ndarray, tco: np.ndarray, mode: np.ndarray) -> np.nda
     near = np.array([mode[i] in FIXED_MODES and tco[i] <= (1.0 + FIXED_BILLING_MARGIN) * best for i in order],
                     dtype=bool)
     return np.concatenate([order[near], order[~near]])
+
+
+def _owned_line(part, i: int, idx: np.ndarray, owned: np.ndarray) -> str:
+    """What using the owned servers first costs or saves against the cheapest option that buys or rents."""
+    others = idx[~owned[idx]]
+    if others.size == 0:
+        return "owned hardware used first (deployment.owned): nothing else is feasible"
+    j = int(others[np.argmin(part.cost.tco_usd[others])])
+    delta = float(part.cost.tco_usd[i] - part.cost.tco_usd[j])
+    word = "more" if delta > 0 else "less"
+    return (f"owned hardware used first (deployment.owned): it costs {fmt_usd(abs(delta))} {word} over the horizon "
+            f"than the cheapest option that buys or rents ({part.offers['provider'].iloc[j]} "
+            f"{part.offers['mode'].iloc[j]}, {fmt_usd(float(part.cost.tco_usd[j]))}); power, colocation and "
+            "operations are priced, the purchase is sunk")
 
 
 def _billing_line(part, i: int, cheapest: int) -> str:

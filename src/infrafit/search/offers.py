@@ -113,11 +113,44 @@ def price_older_than(offers, days: int, today: date) -> np.ndarray:
     return ((pd.Timestamp(today) - dates).dt.days > days).to_numpy()
 
 
+OWNED_PROVIDER = "owned"
+
+
+def owned_offers(catalog, workload, today: date) -> pd.DataFrame:
+    """One on-prem offer per ``deployment.owned`` entry: the servers the team already has, with no
+    purchase price (sunk: no depreciation, no resale, no support contract), so only power, colocation
+    and operations are priced; ``owned_instances`` caps how many servers a plan may use."""
+    from infrafit.workload.names import accelerator_names, owned_host, place_country
+
+    names = accelerator_names(catalog)
+    hosts = catalog.hosts.set_index("id")
+    rows = []
+    for i, item in enumerate(workload.deployment.owned):
+        acc = names[item.accelerator.lower()]
+        host = owned_host(catalog, acc, item.count, item.host)
+        per = int(hosts.at[host, "accelerator_count"])
+        country = place_country(item.place) if item.place else ""
+        rows.append({
+            "id": f"owned_{i}_{acc}", "provider": OWNED_PROVIDER, "region": item.place or "", "city": "",
+            "country": country, "mode": "on_prem", "host_id": host, "accelerator_id": acc,
+            "accelerator_count": per, "usd_per_hour": np.nan, "usd_per_month": np.nan, "contract_months": np.nan,
+            "purchase_usd": 0.0, "host_included": True, "confidence": "high", "derived": False,
+            "availability": "verified", "user_row": False, "origin_file": "spec", "origin_line": 0,
+            "includes": "hardware you own: power, colocation and operations priced; the purchase is sunk",
+            "notes": f"deployment.owned[{i}]: {item.count} x {acc} in {item.count // per} x {host}",
+            "source": "the workload spec (deployment.owned)", "retrieved_on": today.isoformat(),
+            "owned_instances": item.count // per})
+    return pd.DataFrame(rows)
+
+
 def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tuple[str, ...],
                   countries: tuple[str, ...], verified_only: bool = False, max_price_age_days: int | None = None,
                   today: date | None = None) -> OfferFilter:
     """Offers in an allowed mode, from an allowed provider, inside the residency constraint."""
     offers = annotated_offers(catalog)
+    if workload.deployment.owned:
+        owned = annotate(owned_offers(catalog, workload, today or date.today()), catalog)
+        offers = pd.concat([offers, owned], ignore_index=True)
     offers = place_on_prem(offers, regions, countries)
     kind = offers["mode"].map(MODE_KIND).fillna("other").to_numpy()
     mode_ok = np.isin(kind, allowed_kinds)

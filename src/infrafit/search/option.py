@@ -11,6 +11,7 @@ from infrafit.search import explain as ex
 from infrafit.search import network
 from infrafit.search import operating as op
 from infrafit.search.familiar import adoption_risk, adoption_weeks, resolve_familiar
+from infrafit.search.offers import OWNED_PROVIDER
 from infrafit.units import M_PER_KM, fmt_duration, fmt_usd
 
 
@@ -187,6 +188,10 @@ def option_json(part, i: int, ctx: dict) -> dict:
                            float(ctx["interruptions_per_hour"]), part.task == "serve" and
                            workload.inference.mode in ("realtime", "mixed", "edge"),
                            instances=float(row["instances_per_replica"]))
+    if str(row["provider"]) == OWNED_PROVIDER:  # the team's own servers: no purchase, no lead time
+        risks = [r for r in risks if not r.startswith("on-prem: capital outlay")]
+        risks.append("owned: the plan assumes these servers are free for this workload; power, colocation and "
+                     "operations are priced, no maintenance contract (add one as a catalog overlay if you pay it)")
     providers = ctx["providers_by_acc"].get(row["accelerator_id"], set())
     if len(providers) == 1:
         risks.append(f"single vendor: only {row['provider']} offers {row['accelerator_id']} within your constraints")

@@ -129,6 +129,8 @@ def build_part(workload, arch, catalog, offers, compat, task: str, objective: st
     blocked = np.zeros(len(rows), bool)
     if task == "train" and workload.training.deadline_s:
         blocked = _spot_deadline(workload, rows, ev, arrays, fam_of, failures)
+    if "owned_instances" in rows:
+        blocked |= _beyond_owned(rows, cost, fam_of, failures)
     return Part(task, rows, ev, arrays, cost, failures, n_eval * max(1, len(rows) // max(len(ev), 1)), blocked)
 
 
@@ -235,6 +237,24 @@ def _spot_deadline(workload, rows, ev, arrays, fam_of, failures: dict[str, list[
             f"spot: {rows['instances_per_replica'].iloc[i]} instance(s) of {rows['id'].iloc[i]} finish {when}, "
             f"past the {workload.training.deadline_days:g}-day deadline")
     return late
+
+
+def _beyond_owned(rows, cost, fam_of, failures: dict[str, list[str]]) -> np.ndarray:
+    """Owned-hardware candidates that need more servers than the team has (peak month's replicas x
+    instances per replica > ``owned_instances``): blocked, with how many are missing. Mixing owned and
+    rented capacity in one option is not modelled."""
+    owned = rows["owned_instances"].to_numpy(dtype=float)
+    is_owned = np.isfinite(owned)
+    if not is_owned.any():
+        return np.zeros(len(rows), bool)
+    peak = cost.demand.fixed_replicas.max(axis=0) * rows["instances_per_replica"].to_numpy(dtype=float)
+    over = is_owned & (peak > owned + 1e-9)
+    for i in np.flatnonzero(over)[:1]:
+        fam = fam_of[rows["accelerator_id"].iloc[i]]
+        failures.setdefault(fam, []).append(
+            f"owned: the load needs {peak[i]:.0f} x {rows['host_id'].iloc[i]} at its peak, you own "
+            f"{owned[i]:.0f} (an option mixing owned and rented servers is not modelled)")
+    return over
 
 
 def budget_mask(workload, part: Part, fam_of_rows, failures: dict[str, list[str]]) -> np.ndarray:

@@ -89,6 +89,15 @@ def _by_name() -> dict[str, tuple[float, float, str]]:
     return {k: (lat, lon, sid) for k, (_, lat, lon, sid) in best.items()}
 
 
+def place_country(name: str) -> str:
+    """The ISO country of a place name (a country code is its own); empty when unknown."""
+    text = str(name or "").strip()
+    if len(text) == 2 and text.isupper():
+        return text
+    found = places().get(slug(text))
+    return found[0] if found else ""
+
+
 def locate(*names: object, country: object = "") -> tuple[float, float, str] | None:
     """(lat, lon, how) for the first of ``names`` that is a known place (a city or data-centre town
     slug), else the country's most populous place; ``how`` says which. None when nothing is known."""
@@ -164,12 +173,60 @@ def name_problems(workload: Workload, catalog: Any) -> list[Triple]:
                         "use a city of at least 250,000 people, a region of `infrafit catalog offers`, "
                         "or a two-letter country code"))
     out += _hardware_problems(workload, catalog)
+    out += _owned_problems(workload, catalog)
     for i, prov in enumerate(dep.exclude_providers):
         if provider_key(prov) not in known["providers"]:
             display = sorted(known["providers"].values())
             out.append((("deployment", "exclude_providers", i),
                         f"{prov!r} is not a provider in the catalog{suggest(prov, display)}",
                         f"use one of {', '.join(display)}"))
+    return out
+
+
+def owned_host(catalog: Any, accelerator: str, count: int, host: str | None) -> str | None:
+    """The host id owned hardware sits in: the spec's ``host``, else the catalog's server build for the
+    accelerator whose accelerator count divides ``count`` (the largest such box), else None."""
+    hosts = catalog.hosts
+    if host:
+        return host if host in set(hosts["id"]) else None
+    rows = hosts[(hosts["accelerator_id"] == accelerator) & (hosts["host_kind"].isin(["server", "edge_device"]))]
+    if rows.empty:
+        return None
+    fits = rows[count % rows["accelerator_count"].astype(int) == 0]
+    pick = (fits if not fits.empty else rows).assign(known_power=lambda f: f["power_w"].notna())
+    pick = pick.sort_values(["known_power", "accelerator_count"], ascending=False)  # a build with its power first
+    return str(pick["id"].iloc[0])
+
+
+def _owned_problems(workload: Workload, catalog: Any) -> list[Triple]:
+    names = accelerator_names(catalog)
+    out: list[Triple] = []
+    if workload.deployment.owned and "on_prem" not in workload.deployment.allowed:
+        out.append((("deployment", "owned"), "owned hardware is on-prem, but deployment.allowed leaves on_prem out",
+                    "add on_prem to deployment.allowed (owned servers are planned as on-prem capacity)"))
+    for i, item in enumerate(workload.deployment.owned):
+        acc = names.get(item.accelerator.lower())
+        if acc is None:
+            out.append((("deployment", "owned", i, "accelerator"),
+                        f"{item.accelerator!r} is not an accelerator in the catalog{suggest(item.accelerator, names)}",
+                        "use an id or alias from `infrafit catalog accelerators`"))
+            continue
+        host = owned_host(catalog, acc, item.count, item.host)
+        if host is None:
+            what = (f"host {item.host!r} is not in hosts.csv" if item.host
+                    else f"the catalog has no server build for {acc}")
+            out.append((("deployment", "owned", i, "host"), what,
+                        "name the server with host: (an id of `infrafit catalog hosts`), or add a host row with "
+                        "--catalog-dir"))
+            continue
+        row = catalog.hosts.set_index("id").loc[host]
+        if row["accelerator_id"] != acc:
+            out.append((("deployment", "owned", i, "host"), f"host {host} holds {row['accelerator_id']}, not {acc}",
+                        "name a host with that accelerator"))
+        elif item.count < int(row["accelerator_count"]):
+            out.append((("deployment", "owned", i, "count"),
+                        f"{item.count} {acc} do not fill one {host} ({int(row['accelerator_count'])} per server)",
+                        "give the count of accelerators you own in whole servers, or name a smaller host"))
     return out
 
 

@@ -308,12 +308,25 @@ def _fill_shares(shares: list[Any]) -> list[float]:
 DeploymentKind = Literal["cloud", "dedicated", "on_prem", "hybrid"]
 
 
+class Owned(Section):
+    """Hardware the team already has: ``count`` accelerators of ``accelerator`` in servers like
+    ``host`` (a hosts.csv id; default: the catalog's server build for that accelerator) at ``place``
+    (an on-prem site or region; default the plan's on-prem site). Priced at power, colocation and
+    operations only: the purchase is sunk."""
+
+    accelerator: Annotated[str, Field(min_length=1, max_length=100)]
+    count: Annotated[int, Field(ge=1, le=1_000_000)]
+    host: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    place: t.Place | None = None
+
+
 class Deployment(Section):
     allowed: Annotated[tuple[DeploymentKind, ...], Field(min_length=1)] = ("cloud", "dedicated", "on_prem")
     exclude_providers: Annotated[tuple[t.Provider, ...], Field(max_length=200)] = ()
     billing: Literal["pay_per_use", "prefer_fixed_monthly"] = "pay_per_use"
     portability_required: bool = False
     managed_preferred: bool = False
+    owned: Annotated[tuple[Owned, ...], Field(max_length=50)] = ()
 
 
 _HardwareName = Annotated[str, Field(min_length=1, max_length=100)]

@@ -1,0 +1,74 @@
+"""deployment.owned (issue 13 point 3): servers the team already has are priced at power, colocation
+and operations only, used first when they carry the load, and refused when they cannot."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from infrafit.cli import app, main
+
+SPEC = """\
+name: owned-h100
+task: inference
+model: llama3.1-70b
+precision: [fp8, bf16]
+inference:
+  mode: realtime
+  traffic:
+    requests_per_s: {rps}
+    input_tokens: {{mean: 1000, p99: 4000}}
+    output_tokens: {{mean: 300, p99: 1000}}
+  slo: {{ttft_p99_s: 2.0, tpot_p99_s: 0.06}}
+placement: {{countries: [US]}}
+deployment:
+  allowed: {allowed}
+  owned: {owned}
+horizon_months: 12
+"""
+
+
+def _plan(tmp_path, rps=10, owned="[{accelerator: h100, count: 16}]", allowed="[cloud, on_prem]") -> dict:
+    spec = tmp_path / "owned.yaml"
+    spec.write_text(SPEC.format(rps=rps, owned=owned, allowed=allowed))
+    result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--all", "--top", "50"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_owned_servers_are_used_first_and_cost_only_running_them(tmp_path):
+    d = _plan(tmp_path)
+    top = d["options"][0]
+    assert top["provider"] == "owned" and top["accelerator"] == "nvidia_h100_sxm"
+    b = top["cost"]["breakdown"]
+    assert b.get("compute_usd", 0) == 0 and b.get("resale_loss_usd", 0) == 0 and b.get("maintenance_usd", 0) == 0
+    assert b["power_usd"] > 0 and b["colocation_usd"] > 0 and b["ops_labour_usd"] > 0
+    assert top["cost"]["commitment_months"] == 0
+    assert any(w.startswith("owned hardware used first") for w in top["why"])
+    assert not any("capital outlay" in r for r in top["risks"])
+    # the same box bought new costs its depreciation, maintenance and resale loss on top
+    bought = next(o for o in d["options"] if o["provider"] == "purchase" and o["accelerator"] == "nvidia_h100_sxm"
+                  and o["count"] == top["count"])
+    assert bought["cost"]["tco_usd"] > top["cost"]["tco_usd"]
+
+
+def test_owned_servers_that_cannot_carry_the_load_are_not_offered(tmp_path):
+    d = _plan(tmp_path, rps=40, owned="[{accelerator: h100, count: 8}]")
+    assert not any(o["provider"] == "owned" for o in d["options"])
+    assert d["options"][0]["provider"] != "owned"
+
+
+@pytest.mark.parametrize(("owned", "allowed", "expect"), [
+    ("[{accelerator: h1000, count: 8}]", "[cloud, on_prem]", "is not an accelerator"),
+    ("[{accelerator: h100, count: 4}]", "[cloud, on_prem]", "do not fill one"),
+    ("[{accelerator: h100, count: 8, host: no_such_box}]", "[cloud, on_prem]", "is not in hosts.csv"),
+    ("[{accelerator: h100, count: 8}]", "[cloud]", "leaves on_prem out"),
+])
+def test_bad_owned_entries_exit_2(tmp_path, capsys, owned, allowed, expect):
+    spec = tmp_path / "owned.yaml"
+    spec.write_text(SPEC.format(rps=10, owned=owned, allowed=allowed))
+    assert main(["check", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert expect in err and "To fix" in err
