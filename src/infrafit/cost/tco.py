@@ -124,6 +124,16 @@ def _num(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
 
 
+def ops_duty(demand: Demand, offers: OfferArrays) -> np.ndarray:
+    """(N,) share of months that pay the fixed ops hours. Elastic capacity that starts less than once a
+    month (training 4 times a year) pays them per start: a month with a run has its images refreshed,
+    the run watched and the capacity released, a month without one has nothing running to operate.
+    Fixed modes (reserved, dedicated, on-prem) hold hardware every month and pay every month."""
+    elastic = np.isin(offers.mode, ("cloud_on_demand", "cloud_spot"))
+    starts = float(demand.starts_per_month)
+    return np.where(elastic & (starts > 0), min(1.0, starts), 1.0)
+
+
 def price_options(
     demand: Demand,
     offers: OfferArrays,
@@ -159,7 +169,7 @@ def price_options(
         monthly["storage_usd"] = np.broadcast_to(
             storage_usd(storage, offers.storage_usd_per_gb_month, shape[1]), shape).copy()
     held = replicas_held(demand, offers)
-    ops_hours = offers.ops_hours_per_month + offers.ops_hours_per_replica_month * held
+    ops_hours = offers.ops_hours_per_month * ops_duty(demand, offers) + offers.ops_hours_per_replica_month * held
     monthly["ops_labour_usd"] = ops_hours * engineer_usd_per_hour
     migration = np.zeros(shape)
     migration[0] = offers.migration_engineer_weeks * p.hours_per_engineer_week * engineer_usd_per_hour
