@@ -123,8 +123,9 @@ def step_time_s(batch, work: SampleWork, dev: Devices, eff, profile: NonLLMProfi
     bw = dev.memory_bytes_per_s[:, None] * dev.calibrated("eff_memory", profile.memory_efficiency)[:, None]
     if work.op_class == "tabular":  # node visits at the measured per-visit cost, no matrix units
         t_c = b * work.flops / dev.tree_node_visits_per_s(profile)[:, None]
-    else:
-        t_c = b * work.flops / (peak * np.asarray(eff)[:, None])
+    else:  # a precision the chip lacks has peak 0: infinite time, so never feasible (no warning)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t_c = b * work.flops / (peak * np.asarray(eff)[:, None])
     t_m = (work.passes * work.weight_bytes + b * work.io_bytes) / bw
     overhead: Any = profile.overhead_s(work.op_class)
     if work.operators_per_pass > 0:  # calibrated: seconds per operator x operators per invocation
@@ -181,10 +182,12 @@ def capacity(work: SampleWork, dev: Devices, counts, latency_slo_s: float | None
         server_p99 = np.where(server > 0, p99[rows, i_srv], np.nan)
     else:
         server, server_b, server_p99 = best, grid[0, i_off], 2.0 * s_off
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = t_c[rows, i_off] / s_off
     return Capacity(
         offline_samples_per_s=n * rate[rows, i_off], offline_batch=grid[0, i_off], offline_batch_latency_s=s_off,
         server_samples_per_s=n * server, server_batch=server_b, server_p99_s=server_p99,
-        compute_share=t_c[rows, i_off] / s_off, memory_bound=t_m[rows, i_off] > t_c[rows, i_off],
+        compute_share=share, memory_bound=t_m[rows, i_off] > t_c[rows, i_off],
         efficiency=np.asarray(eff, dtype=float), fits=max_batch_fitting(work, dev) >= 1)
 
 
