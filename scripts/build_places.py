@@ -25,6 +25,16 @@ ALSO = {("Ashburn", "US", "VA"), ("Council Bluffs", "US", "IA"), ("Columbus", "U
         ("Dublin", "IE", "*"), ("Zurich", "CH", "*")}
 
 
+#: Data-centre towns under 15,000 people (not in cities15000), added by hand with GeoNames coordinates
+#: to 0.01 degree and no population: (slug, name, country, lat, lon).
+HAND_TOWNS = [("boardman", "Boardman", "US", 45.84, -119.70), ("dulles", "Dulles", "US", 38.96, -77.44),
+              ("culpeper", "Culpeper", "US", 38.47, -78.00), ("beltsville", "Beltsville", "US", 39.03, -76.91),
+              ("eemshaven", "Eemshaven", "NL", 53.44, 6.83), ("salt-lake-city", "Salt Lake City", "US", 40.76, -111.89),
+              ("mantsala", "Mäntsälä", "FI", 60.63, 25.32)]
+HAND_SOURCE = ("town of a data centre region in the catalog, coordinates from GeoNames (geonames.org) to 0.01 "
+               "degree; population not recorded (below the table's 250,000 threshold)")
+
+
 def _also(c: dict) -> bool:
     return any(c["name"] == n and c["countrycode"] == cc and a in ("*", c["admin1code"]) for n, cc, a in ALSO)
 OUT = Path(__file__).resolve().parents[1] / "src" / "infrafit" / "catalog" / "data" / "places.csv"
@@ -54,6 +64,10 @@ def main(path: str) -> int:
         rows.append({"id": pid, "name": c["name"], "country": c["countrycode"], "lat_deg": round(c["latitude"], 4),
                      "lon_deg": round(c["longitude"], 4), "population_count": c["population"],
                      "source": f"{SOURCE}, geonameid {c['geonameid']}", "retrieved_on": RETRIEVED_ON})
+    for sid, name, cc, lat, lon in HAND_TOWNS:
+        if sid not in seen:
+            rows.append({"id": sid, "name": name, "country": cc, "lat_deg": lat, "lon_deg": lon,
+                         "population_count": "", "source": HAND_SOURCE, "retrieved_on": RETRIEVED_ON})
     rows.sort(key=lambda r: r["id"])
     with OUT.open("w", newline="", encoding="utf-8") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
