@@ -117,3 +117,50 @@ def test_405b_fp8_fills_one_eight_gpu_instance_with_its_tensor_parallel_group(tm
     assert offer["usd_per_hour"] < 44.0  # below Nebius' 8x B200
     assert _compute_and_idle(top) == pytest.approx(
         offer["usd_per_hour"] * HOURS_PER_MONTH * 12 * max(top["cost"]["replicas"]), rel=1e-6)
+
+
+AZURE = """\
+name: azure-steady
+task: inference
+model: llama3.1-8b
+precision: [fp8, bf16]
+inference:
+  mode: realtime
+  traffic:
+    requests_per_s: 10
+    daily_profile: {profile}
+    input_tokens: {{mean: 800, p99: 2000}}
+    output_tokens: {{mean: 200, p99: 600}}
+  slo: {{ttft_p99_s: 1.0, tpot_p99_s: 0.05}}
+usage: {{pattern: {pattern}}}
+placement: {{regions: [eastus], countries: [US]}}
+deployment: {{allowed: [cloud]}}
+horizon_months: 36
+"""
+
+
+def test_a_steady_three_year_load_in_one_azure_region_reserves_for_three_years(tmp_path):
+    """24/7 for 36 months on Azure eastus: one NC40ads H100 v5 carries 10 req/s. Reserved for 3 years at
+    $4.31/h it costs 4.31 x 730 x 36 = $113.3k, against $152.7k for three 1-year terms ($5.81/h) and
+    $183.4k on demand ($6.98/h): the 3-year reservation ranks first and the other two follow."""
+    d = _plan(tmp_path, AZURE.format(profile="flat", pattern="continuous"), "--all", "--top", "5")
+    first, second, third = d["options"][:3]
+    assert [o["deployment"] for o in (first, second, third)] == ["cloud_reserved_3y", "cloud_reserved_1y",
+                                                                 "cloud_on_demand"]
+    assert len({o["server"]["host_id"] for o in (first, second, third)}) == 1  # the same instance each time
+    for o in (first, second, third):
+        price = _offer(o["offer_id"])["usd_per_hour"]
+        assert _compute_and_idle(o) == pytest.approx(price * HOURS_PER_MONTH * 36, rel=1e-6)
+
+
+def test_business_hours_on_azure_rent_on_demand_for_the_hours_used(tmp_path):
+    """The same service used 9 h a working day (216.7 h a month): on demand it pays 6.98 x 216.7 x 36 =
+    $54.4k, less than half of any reservation (which pays all 730 h), so on-demand ranks first and
+    no reservation is in the top four."""
+    d = _plan(tmp_path, AZURE.format(profile="business-hours", pattern="business-hours"), "--all", "--top", "4")
+    top = d["options"][0]
+    assert top["deployment"] == "cloud_on_demand" and d["workload"]["usage"]["active_hours_per_month"] == \
+        pytest.approx(216.67, abs=0.01)
+    price = _offer(top["offer_id"])["usd_per_hour"]
+    assert _compute_and_idle(top) == pytest.approx(price * 216.6667 * 36, rel=1e-4)
+    assert not any(o["deployment"].startswith("cloud_reserved") for o in d["options"])
