@@ -10,13 +10,14 @@ from collections.abc import Callable
 
 import typer
 
-from infrafit.commands import bench, catalog, check, estimate, monitor, plan
+from infrafit.commands import bench, catalog, check, diff, estimate, monitor, plan
 
 ALL_AREAS: list[Callable[[typer.Typer], None]] = [
     check.register,
     catalog.register,
     estimate.register,
     plan.register,
+    diff.register,
     bench.register,
     monitor.register,
 ]

@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from infrafit.commands.options import SetOpt
+
 
 def _summary(w) -> str:  # noqa: ANN001 - Workload, imported lazily
     ref = w.model
@@ -35,6 +37,7 @@ def check(
     spec: Annotated[Path, typer.Argument(help="The workload spec (YAML).", show_default=False)],
     explain: Annotated[bool, typer.Option("--explain", help="Print the resolved spec, defaults marked.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the resolved spec as JSON.")] = False,
+    sets: SetOpt = None,
 ) -> None:
     """Validate a workload spec; list every problem with file:line and how to fix it."""
     from infrafit.catalog import load_catalog
@@ -42,7 +45,7 @@ def check(
     from infrafit.workload.spec import load_spec
     from infrafit.workload.spec_explain import render_yaml
 
-    workload = load_spec(spec, load_catalog())  # names (regions, places, providers) checked against it
+    workload = load_spec(spec, load_catalog(), sets or ())  # names (regions, places, providers) checked against it
     if as_json:
         print_json(workload.resolved())
         return

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from infrafit.commands.options import SetOpt
+
 
 def _estimate(
     spec: Annotated[Path, typer.Argument(help="Workload spec (YAML).")],
@@ -28,6 +30,7 @@ def _estimate(
     requests_per_s: Annotated[float | None, typer.Option("--requests-per-s", help="Serving: the rate one replica "
                                                                                   "is offered.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
+    sets: SetOpt = None,
 ) -> None:
     """Estimate one configuration: throughput, latency, memory, bottleneck and breakdown.
 
@@ -40,7 +43,7 @@ def _estimate(
 
     _check_numbers(count, tp, pp, ep * cp * (dp or 1), precision, concurrency, batch, requests_per_s)
     catalog = load_catalog()
-    workload = load_spec(spec, catalog)
+    workload = load_spec(spec, catalog, sets or ())
     acc, count, host = _target(catalog, accelerator, count, offer)
     own_runtime = workload.model_arch().kind == "tabular" and stack == workload.framework  # served by its library
     stack = resolve_stack(catalog, stack, acc, workload.task) if stack is not None and not own_runtime else stack

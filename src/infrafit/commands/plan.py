@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from infrafit.commands.options import SetOpt
+
 if TYPE_CHECKING:
     from infrafit.search.types import Plan
 
@@ -27,15 +29,16 @@ def register(app: typer.Typer) -> None:
                                                     "in their region (availability: unverified).")] = False,
         max_price_age_days: Annotated[int | None, typer.Option("--max-price-age-days", help="Drop offers priced "
                                                                "more than N days ago.")] = None,
+        sets: SetOpt = None,
     ) -> None:
         """Search, rank and explain infrastructure options for SPEC."""
         run_plan(spec, objective=objective, top=top, json_out=json_out, report=report, diverse=not show_all,
-                 verified_only=verified_only, max_price_age_days=max_price_age_days)
+                 verified_only=verified_only, max_price_age_days=max_price_age_days, sets=tuple(sets or ()))
 
 
 def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: bool = False,
              report: Path | None = None, diverse: bool = True, verified_only: bool = False,
-             max_price_age_days: int | None = None) -> Plan:
+             max_price_age_days: int | None = None, sets: tuple[str, ...] = ()) -> Plan:
     """The pure program: load, plan, print, write the report; exit 3 (``NoFeasibleOption``) when empty."""
     from infrafit.catalog import load_catalog
     from infrafit.errors import InputError, NoFeasibleOption
@@ -48,7 +51,7 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
     if report is not None:
         _check_writable(report)
     catalog = load_catalog()
-    workload = load_spec(spec, catalog)
+    workload = load_spec(spec, catalog, sets)
     result = plan(workload, catalog, objective=objective, top=top, diverse=diverse, verified_only=verified_only,
                   max_price_age_days=max_price_age_days)
     if json_out:

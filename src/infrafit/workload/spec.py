@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, ValidationError, ValidationInfo, model_validator
 
 from infrafit import units
-from infrafit.errors import Problem, ProblemsError
+from infrafit.errors import InputError, Problem, ProblemsError
 from infrafit.workload import spec_types as t
 from infrafit.workload.spec_sections import (
     Availability,
@@ -136,13 +136,60 @@ class SpecContradictions(Exception):  # noqa: N818 - carries problems out of pyd
 
 
 # --- loading --------------------------------------------------------------------------------------
-def load_spec(path: str | Path, catalog: Any = None) -> Workload:
+def load_spec(path: str | Path, catalog: Any = None, sets: tuple[str, ...] | list[str] = ()) -> Workload:
     """Read and validate a workload spec file; with ``catalog``, its region, place and provider
-    names are checked against it too (``workload.names``). Raises ``ProblemsError`` listing every
-    problem."""
+    names are checked against it too (``workload.names``); ``sets`` are ``path=value`` overrides
+    (the CLI's ``--set``) applied before validation. Raises ``ProblemsError`` listing every problem."""
     text, source = read_spec_file(path)
-    return parse_spec(text, source=source, base_dir=Path(path).resolve().parent,
-                      default_name=Path(path).stem, catalog=catalog)
+    loaded = load_yaml_text(text, source)
+    if sets:
+        loaded = apply_sets(loaded, sets)
+    return workload_from_data(loaded, base_dir=Path(path).resolve().parent, default_name=Path(path).stem,
+                              catalog=catalog)
+
+
+#: The longest ``--set`` value read (a list of regions fits; a pasted file does not).
+SET_VALUE_MAX_CHARS = 4096
+
+
+def apply_sets(loaded: Loaded, sets: tuple[str, ...] | list[str]) -> Loaded:
+    """``loaded`` with each ``dotted.path=value`` set (the value read as one YAML scalar, list or
+    mapping: ``40``, ``2h``, ``[tokyo, seoul]``, ``{mean: 800, p99: 2000}``; ``null`` removes the field).
+    Validation then treats the value like one written in the file; its problems name ``--set``."""
+    import copy
+
+    import yaml
+
+    data = copy.deepcopy(loaded.data) if isinstance(loaded.data, dict) else {}
+    lines = dict(loaded.lines)
+    for item in sets:
+        path_text, sep, value_text = item.partition("=")
+        keys = [k.strip() for k in path_text.split(".")]
+        if not sep or not all(keys):
+            raise InputError(f"--set {item!r} is not path=value",
+                             fix="write --set inference.traffic.requests_per_s=40 (dotted field path, '=', value)")
+        if len(value_text) > SET_VALUE_MAX_CHARS:
+            raise InputError(f"--set {path_text}: the value is over {SET_VALUE_MAX_CHARS} characters",
+                             fix="put long values in the spec file")
+        try:
+            value = yaml.safe_load(value_text) if value_text.strip() else ""
+        except yaml.YAMLError as exc:
+            raise InputError(f"--set {path_text}: {value_text!r} is not a YAML value ({exc.__class__.__name__})",
+                             fix="quote strings with commas or colons, write lists as [a, b]") from None
+        node = data
+        for key in keys[:-1]:
+            child = node.get(key)
+            if not isinstance(child, dict):
+                child = {}
+                node[key] = child
+            node = child
+        if value is None:
+            node.pop(keys[-1], None)
+        else:
+            node[keys[-1]] = value
+        for known in [p for p in lines if tuple(p[: len(keys)]) == tuple(keys)]:
+            del lines[known]  # the file's line no longer holds this value
+    return Loaded(data=data, lines=lines, source=f"{loaded.source} (with --set)")
 
 
 def parse_spec(text: str, source: str = "<string>", *, base_dir: str | Path | None = None,
