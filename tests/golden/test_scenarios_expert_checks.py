@@ -164,3 +164,26 @@ def test_business_hours_on_azure_rent_on_demand_for_the_hours_used(tmp_path):
     price = _offer(top["offer_id"])["usd_per_hour"]
     assert _compute_and_idle(top) == pytest.approx(price * 216.6667 * 36, rel=1e-4)
     assert not any(o["deployment"].startswith("cloud_reserved") for o in d["options"])
+
+
+def test_a_large_moe_keeps_each_replica_inside_one_instance(tmp_path):
+    """DeepSeek-V3 (671B, fp8: ~671 GB of weights) at 4 req/s: its experts are sharded over every rank of
+    a replica, so each decode step is an all-to-all across the whole replica. That must run on one
+    instance's scale-up links: an 8-GPU box with >= 96 GB per chip (8x Gaudi 2, H200, B200, MI300X),
+    never 12 H100s over four 3-GPU VMs (which the planner offered before this rule, at $164k a year).
+    A TPU slice whose fabric spans its hosts is the one multi-instance replica allowed."""
+    text = CHAT.format(name="deepseek-v3", model="deepseek-v3", rps=4, isl=1500, isl99=6000, osl=400, osl99=1500,
+                       ttft=3.0, tpot=0.08, countries="[US]", months=12).replace("[fp8, bf16]", "[fp8]")
+    d = _plan(tmp_path, text, "--all", "--top", "20")
+    hosts = load_catalog().hosts.set_index("id")
+    for o in d["options"]:
+        host = hosts.loc[o["server"]["host_id"]]
+        if not bool(host["fabric_spans_instances"]):
+            assert o["server"]["instances_per_replica"] == 1, o["offer_id"]
+            assert o["count"] <= int(host["accelerator_count"])
+        assert o["count"] * _memory_gb(o["accelerator"]) >= 671  # the weights fit the replica
+    assert not any(o["provider"] == "Hyperbolic" for o in d["options"])
+
+
+def _memory_gb(accelerator: str) -> float:
+    return load_catalog().accelerator(accelerator).memory_bytes / 1e9

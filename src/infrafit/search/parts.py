@@ -114,25 +114,29 @@ def tp_reach(acc, per_instance: int, spans: bool) -> int:
     return max(per_instance, int(acc.scaleup_domain_size or 1)) if spans else per_instance
 
 
-def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None) -> tuple[pd.DataFrame, np.ndarray]:
-    """Every (offer, configuration) whose chips = offer count x k and whose tensor-parallel group fits
-    in one instance of the offer (the instance is the unit bought: a TP group over two VMs would run
-    its collectives over the network, which the layout is not priced for); returns rows and config
-    index."""
+def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None,
+                moe: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+    """Every (offer, configuration) whose chips = offer count x k and whose collective group fits in one
+    instance of the offer (the instance is the unit bought: a group over two VMs would run its
+    collectives over the network, which the layout is not priced for); returns rows and config index.
+    The group is the tensor-parallel group, and for a mixture of experts the whole replica: its experts
+    are sharded over every attention-data-parallel rank (``perf.llm.engine``: max(ep, adp) expert
+    ranks), so each decode step is an all-to-all across all of them."""
     by_shape: dict[tuple[str, int], list[int]] = {}
     for i, r in enumerate(ev.rows):
         by_shape.setdefault((r["accelerator"], int(r["count"])), []).append(i)
     take_rows, take_cfg, inst = [], [], []
     acc = offers["accelerator_id"].to_numpy()
     cnt = offers["accelerator_count"].to_numpy(dtype=int)
-    tp = np.array([int(r.get("tp", 1)) for r in ev.rows], dtype=int)
+    tp = np.array([int(r.get("tp", 1)) * (int(r.get("pp", 1)) * int(r.get("dp", 1)) if moe and "dp" in r else 1)
+                   for r in ev.rows], dtype=int)
     spans = _host_spans(offers, catalog)
     reach = np.array([tp_reach(catalog.accelerators[a], int(c), bool(s)) if catalog is not None else int(c)
                       for a, c, s in zip(acc, cnt, spans, strict=True)], dtype=int)
     for j in range(len(offers)):
         for k in multiples:
             for i in by_shape.get((acc[j], int(cnt[j]) * k), ()):
-                if tp[i] > reach[j]:  # a TP group needs the instance's own links (or a fabric across them)
+                if tp[i] > reach[j]:  # the group needs the instance's own links (or a fabric across them)
                     continue
                 take_rows.append(j)
                 take_cfg.append(i)

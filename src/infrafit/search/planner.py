@@ -152,7 +152,8 @@ def _evaluate_and_join(workload, arch, catalog, offers, task, multiples, objecti
     keep = np.flatnonzero(ev.fits & _slo_ok(ev, task))
     ev = ev.take(keep)
     ev = ev.take(_best_per_config(ev))
-    rows, cfg = join_offers(offers, ev, multiples, catalog)
+    moe_serving = task == "serve" and bool(getattr(arch, "is_moe", False))  # training shards its own way
+    rows, cfg = join_offers(offers, ev, multiples, catalog, moe=moe_serving)
     return rows, ev.take(cfg), n_eval
 
 
