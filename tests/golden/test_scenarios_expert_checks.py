@@ -187,3 +187,43 @@ def test_a_large_moe_keeps_each_replica_inside_one_instance(tmp_path):
 
 def _memory_gb(accelerator: str) -> float:
     return load_catalog().accelerator(accelerator).memory_bytes / 1e9
+
+
+BUDGET = """\
+name: budget-70b
+task: inference
+model: llama3.1-70b
+precision: [bf16, fp8]
+inference:
+  mode: realtime
+  traffic:
+    requests_per_s: 20
+    input_tokens: {{mean: 1000, p99: 4000}}
+    output_tokens: {{mean: 300, p99: 1000}}
+  slo: {{ttft_p99_s: 2.0, tpot_p99_s: 0.06}}
+usage: {{pattern: continuous}}
+placement: {{countries: [US]}}
+deployment: {{allowed: [cloud]}}
+budget: {{monthly_usd: {budget}{labour}}}
+horizon_months: 12
+"""
+
+
+def test_a_tight_budget_holds_the_infrastructure_and_says_so(tmp_path, capsys):
+    """A 70B chat at 20 req/s needs 4 replicas of 2x H100; the cheapest are Hyperbolic's at $2.58/h:
+    4 x 2.58 x 730 = $7,534 a month of infrastructure, plus ~$2,400 of modelled operations. A $8,000
+    budget holds the infrastructure (labour is shown apart); $7,000 cannot be met (exit 3, naming the
+    budget); with include_labour, $8,000 cannot either."""
+    from infrafit.cli import main
+
+    ok = _plan(tmp_path, BUDGET.format(budget=8000, labour=""))
+    top = ok["options"][0]
+    offer = _offer(top["offer_id"])
+    infra = _compute_and_idle(top) / 12
+    assert infra == pytest.approx(offer["usd_per_hour"] * HOURS_PER_MONTH * max(top["cost"]["replicas"]), rel=1e-6)
+    assert infra <= 8000 < infra + top["cost"]["breakdown"]["ops_labour_usd"] / 12
+    for budget, labour in ((7000, ""), (8000, ", include_labour: true")):
+        spec = tmp_path / f"b{budget}.yaml"
+        spec.write_text(BUDGET.format(budget=budget, labour=labour))
+        assert main(["plan", str(spec)]) == 3
+        assert "budget" in capsys.readouterr().err
