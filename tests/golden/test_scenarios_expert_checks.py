@@ -227,3 +227,38 @@ def test_a_tight_budget_holds_the_infrastructure_and_says_so(tmp_path, capsys):
         spec.write_text(BUDGET.format(budget=budget, labour=labour))
         assert main(["plan", str(spec)]) == 3
         assert "budget" in capsys.readouterr().err
+
+
+WEEKLY = """\
+name: weekly-lora-8b
+task: fine-tuning
+model: llama3.1-8b
+framework: pytorch
+precision: [bf16]
+training:
+  method: lora
+  tokens: 100M
+  seq_len: 4096
+  global_batch: 64
+  deadline_days: 1
+  checkpoint_every_minutes: 30
+usage: {pattern: periodic, runs_per_year: 52}
+placement: {countries: [US]}
+deployment: {allowed: [cloud]}
+horizon_months: 12
+"""
+
+
+def test_a_weekly_lora_rents_one_gpu_per_run_and_pays_only_the_runs(tmp_path):
+    """100M tokens of LoRA on an 8B model every week: one GPU finishes a run in a few hours, so each
+    run rents one on-demand GPU and gives it back. Compute = price x run hours x 52 (start-up and billing
+    rounding are the small idle line); a month-long commitment would pay ~730 h for ~14 h of work."""
+    d = _plan(tmp_path, WEEKLY, "--top", "3")
+    for o in d["options"]:
+        assert o["deployment"] in ("cloud_on_demand", "cloud_spot") and o["count"] == 1
+    top = d["options"][0]
+    price = _offer(top["offer_id"])["usd_per_hour"]
+    hours = top["performance"]["time_to_train_s"] / 3600
+    assert top["cost"]["breakdown"]["compute_usd"] == pytest.approx(price * hours * 52, rel=0.02)
+    assert top["cost"]["breakdown"].get("idle_usd", 0) < 0.1 * top["cost"]["breakdown"]["compute_usd"]
+    assert hours < 24  # inside the 1-day deadline
