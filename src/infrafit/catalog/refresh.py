@@ -12,12 +12,11 @@ reuses that offer's id, so the overlay *replaces* the old price instead of addin
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import json
 import math
 import re
 import statistics
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -348,12 +347,3 @@ def _csv_text(schema: Schema, rows: list[dict[str, Any]]) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return buf.getvalue()
-
-
-def today_iso() -> str:
-    return dt.date.today().isoformat()
-
-
-def iter_reasons(conversion: Conversion) -> Iterator[str]:
-    for listing, why in conversion.skipped:
-        yield f"{listing.provider} {listing.instance} {listing.region} {listing.mode}: {why}"
