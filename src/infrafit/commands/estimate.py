@@ -38,12 +38,31 @@ def _estimate(
     SLOs); a plan option's --concurrency/--batch reproduce its figures exactly."""
     from infrafit.catalog import load_catalog
     from infrafit.commands.output import note, print_json
-    from infrafit.perf import Config, best_tp, choose_precision, estimate
     from infrafit.workload.spec import load_spec
 
-    _check_numbers(count, tp, pp, ep * cp * (dp or 1), precision, concurrency, batch, requests_per_s)
     catalog = load_catalog()
     workload = load_spec(spec, catalog, sets or ())
+    est = estimate_workload(workload, catalog, accelerator=accelerator, count=count, precision=precision,
+                            stack=stack, tp=tp, pp=pp, ep=ep, dp=dp, cp=cp, offer=offer, concurrency=concurrency,
+                            batch=batch, requests_per_s=requests_per_s)
+    if as_json:
+        print_json(est.to_json())
+        return
+    _print_estimate(est.to_json())
+    for n in est.notes:
+        note(f"note: {n}")
+
+
+def estimate_workload(workload, catalog, *, accelerator: str | None = None, count: int | None = None,
+                      precision: str | None = None, stack: str | None = None, tp: int | None = None, pp: int = 1,
+                      ep: int = 1, dp: int | None = None, cp: int = 1, offer: str | None = None,
+                      concurrency: float | None = None, batch: float | None = None,
+                      requests_per_s: float | None = None):  # noqa: ANN201 - Estimate, imported lazily
+    """The pure program under ``estimate`` (and ``infrafit.estimate``): one configuration, resolved the
+    way the command resolves it (offer or accelerator x count, stack, precision, best TP), estimated."""
+    from infrafit.perf import Config, best_tp, choose_precision, estimate
+
+    _check_numbers(count, tp, pp, ep * cp * (dp or 1), precision, concurrency, batch, requests_per_s)
     acc, count, host = _target(catalog, accelerator, count, offer)
     own_runtime = workload.model_arch().kind == "tabular" and stack == workload.framework  # served by its library
     stack = resolve_stack(catalog, stack, acc, workload.task) if stack is not None and not own_runtime else stack
@@ -55,13 +74,7 @@ def _estimate(
     if offer is not None:
         _check_tp_fits_instance(catalog, offer, config.tp)
     point = _point(workload, concurrency, batch, requests_per_s)
-    est = estimate(workload, config, catalog, point=point, host=host)
-    if as_json:
-        print_json(est.to_json())
-        return
-    _print_estimate(est.to_json())
-    for n in est.notes:
-        note(f"note: {n}")
+    return estimate(workload, config, catalog, point=point, host=host)
 
 
 def _check_numbers(count, tp, pp, ep, precision, concurrency, batch, requests_per_s) -> None:

@@ -133,6 +133,25 @@ class Plan:
                    tco_by_mode=_frozen(d.get("tco_by_mode")), breakeven=_frozen(d.get("breakeven")),
                    hidden=_frozen(d.get("hidden")), price_age=_frozen(d.get("price_age")))
 
+    def to_frame(self) -> Any:
+        """One row per option (pandas DataFrame): rank, hardware, where, mode, price and the headline
+        figures, in SI units with the unit in each column name."""
+        import pandas as pd
+
+        rows = []
+        for o in self.options:
+            lat = o.performance.get("latency") or {}
+            p99 = {k: (lat.get(k) or {}).get("p99") if isinstance(lat.get(k), Mapping) else None
+                   for k in ("ttft_s", "tpot_s", "e2e_s")}
+            rows.append({"rank": o.rank, "accelerator": o.accelerator, "count": o.count, "precision": o.precision,
+                         "stack": o.stack, "deployment": o.deployment, "provider": o.provider, "region": o.region,
+                         "country": o.country, "offer_id": o.offer_id, "availability": o.availability,
+                         "tco_usd": o.cost.get("tco_usd"), "monthly_usd": o.cost.get("monthly_usd"),
+                         "cash_outlay_usd": o.cost.get("cash_outlay_usd"),
+                         "ttft_p99_s": p99["ttft_s"], "tpot_p99_s": p99["tpot_s"], "e2e_p99_s": p99["e2e_s"],
+                         "time_to_train_s": o.performance.get("time_to_train_s")})
+        return pd.DataFrame(rows)
+
     def to_dict(self) -> dict[str, Any]:
         """The ``plan --json`` shape."""
         out: dict[str, Any] = {

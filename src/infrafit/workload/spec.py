@@ -156,26 +156,34 @@ def apply_sets(loaded: Loaded, sets: tuple[str, ...] | list[str]) -> Loaded:
     """``loaded`` with each ``dotted.path=value`` set (the value read as one YAML scalar, list or
     mapping: ``40``, ``2h``, ``[tokyo, seoul]``, ``{mean: 800, p99: 2000}``; ``null`` removes the field).
     Validation then treats the value like one written in the file; its problems name ``--set``."""
-    import copy
-
     import yaml
 
-    data = copy.deepcopy(loaded.data) if isinstance(loaded.data, dict) else {}
-    lines = dict(loaded.lines)
+    values: dict[str, Any] = {}
     for item in sets:
         path_text, sep, value_text = item.partition("=")
-        keys = [k.strip() for k in path_text.split(".")]
-        if not sep or not all(keys):
+        if not sep or not all(k.strip() for k in path_text.split(".")):
             raise InputError(f"--set {item!r} is not path=value",
                              fix="write --set inference.traffic.requests_per_s=40 (dotted field path, '=', value)")
         if len(value_text) > SET_VALUE_MAX_CHARS:
             raise InputError(f"--set {path_text}: the value is over {SET_VALUE_MAX_CHARS} characters",
                              fix="put long values in the spec file")
         try:
-            value = yaml.safe_load(value_text) if value_text.strip() else ""
+            values[path_text.strip()] = yaml.safe_load(value_text) if value_text.strip() else ""
         except yaml.YAMLError as exc:
             raise InputError(f"--set {path_text}: {value_text!r} is not a YAML value ({exc.__class__.__name__})",
                              fix="quote strings with commas or colons, write lists as [a, b]") from None
+    return with_values(loaded, values, label="with --set")
+
+
+def with_values(loaded: Loaded, values: dict[str, Any], *, label: str) -> Loaded:
+    """``loaded`` with each dotted path set to its value (``None`` removes the field); the lines the file
+    gave those paths are dropped, and the source says ``label``."""
+    import copy
+
+    data = copy.deepcopy(loaded.data) if isinstance(loaded.data, dict) else {}
+    lines = dict(loaded.lines)
+    for dotted, value in values.items():
+        keys = [k.strip() for k in dotted.split(".")]
         node = data
         for key in keys[:-1]:
             child = node.get(key)
@@ -189,7 +197,7 @@ def apply_sets(loaded: Loaded, sets: tuple[str, ...] | list[str]) -> Loaded:
             node[keys[-1]] = value
         for known in [p for p in lines if tuple(p[: len(keys)]) == tuple(keys)]:
             del lines[known]  # the file's line no longer holds this value
-    return Loaded(data=data, lines=lines, source=f"{loaded.source} (with --set)")
+    return Loaded(data=data, lines=lines, source=f"{loaded.source} ({label})")
 
 
 def parse_spec(text: str, source: str = "<string>", *, base_dir: str | Path | None = None,
