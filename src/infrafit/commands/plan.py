@@ -30,15 +30,19 @@ def register(app: typer.Typer) -> None:
         max_price_age_days: Annotated[int | None, typer.Option("--max-price-age-days", help="Drop offers priced "
                                                                "more than N days ago.")] = None,
         sets: SetOpt = None,
+        export: Annotated[Path | None, typer.Option("--export", help="Write what to run per option into DIR "
+                                                    "(serve.sh, k8s.yaml, loadtest.sh, skypilot.yaml).")] = None,
     ) -> None:
         """Search, rank and explain infrastructure options for SPEC."""
         run_plan(spec, objective=objective, top=top, json_out=json_out, report=report, diverse=not show_all,
-                 verified_only=verified_only, max_price_age_days=max_price_age_days, sets=tuple(sets or ()))
+                 verified_only=verified_only, max_price_age_days=max_price_age_days, sets=tuple(sets or ()),
+                 export=export)
 
 
 def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: bool = False,
              report: Path | None = None, diverse: bool = True, verified_only: bool = False,
-             max_price_age_days: int | None = None, sets: tuple[str, ...] = ()) -> Plan:
+             max_price_age_days: int | None = None, sets: tuple[str, ...] = (),
+             export: Path | None = None) -> Plan:
     """The pure program: load, plan, print, write the report; exit 3 (``NoFeasibleOption``) when empty."""
     from infrafit.catalog import load_catalog
     from infrafit.errors import InputError, NoFeasibleOption
@@ -67,6 +71,13 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
         from infrafit.report.render import write_report
 
         write_report(result, report)
+    if export is not None and result.options:
+        from infrafit.commands.output import note
+        from infrafit.export import write_export
+
+        written = write_export(result, workload, catalog, export, top)
+        note(f"exported {len(written)} files for {min(top, len(result.options))} option(s) to {export} "
+             f"(index: {export / 'index.json'})")
     if not result.options:
         reasons = "; ".join(f"{e.what}: {e.reason}" for e in result.excluded[:8])
         raise NoFeasibleOption(f"no option meets the hard constraints of {spec.name} ({reasons})",

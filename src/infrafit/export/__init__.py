@@ -1,0 +1,165 @@
+"""``plan --export DIR``: what to run for each option of a plan (issue 16 point 1).
+
+Per option, ``DIR/option-N/``: ``serve.sh`` (the stack's launch command with the planned layout and
+limits, or ``torchrun`` for training), ``k8s.yaml`` (a Deployment + Service for serving, an indexed
+Job for training), ``loadtest.sh`` (guidellm and ``vllm bench serve`` at the planned operating point,
+SLOs as goodput limits) and, for cloud options SkyPilot can launch, ``skypilot.yaml``. At the top,
+``skypilot.yaml`` orders the launchable options that run option #1's very command (the same
+configuration at other clouds and regions), and ``index.json`` lists every file with the numbers it
+carries. Rendered with jinja2 templates (``export/templates``); pure except ``write_export``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from infrafit.search.types import Option, Plan
+
+TEMPLATES = Path(__file__).parent / "templates"
+#: Device-plugin resource names per accelerator vendor/kind (the vendors' Kubernetes device plugins).
+K8S_RESOURCE = {"NVIDIA": "nvidia.com/gpu", "AMD": "amd.com/gpu", "Intel": "habana.ai/gaudi",
+                "Google": "google.com/tpu", "AWS": "aws.amazon.com/neuron"}
+DEFAULT_IMAGE = {"vllm": "vllm/vllm-openai:latest", "sglang": "lmsysorg/sglang:latest",
+                 "tensorrt-llm": "nvcr.io/nvidia/tensorrt-llm/release:latest"}
+#: vLLM / SGLang ``--quantization`` for the planned weight format (others: serve a checkpoint in it).
+QUANTIZATION = {"fp8": "fp8"}
+LAUNCHABLE = ("cloud_on_demand", "cloud_spot")
+
+
+@lru_cache(maxsize=1)
+def skypilot_names() -> dict[str, str]:
+    with (Path(__file__).parent / "data_skypilot.csv").open(newline="", encoding="utf-8") as fh:
+        return {r["accelerator_id"]: r["skypilot_name"] for r in csv.DictReader(fh)}
+
+
+@lru_cache(maxsize=1)
+def skypilot_regions() -> dict[tuple[str, str], str]:
+    """(provider, region) -> SkyPilot cloud, for the real provider regions of ``cloud_regions.csv`` (a
+    catalog pseudo-region such as ``lambda-us`` or ``oci-any-us`` is no region SkyPilot can launch in)."""
+    from infrafit.catalog.loader import read_table
+    from infrafit.catalog.refresh import REGIONS, REGIONS_PATH
+
+    frame = read_table(REGIONS_PATH, REGIONS)
+    return {(p, r): c for p, r, c in zip(frame["provider"], frame["region"], frame["skypilot_cloud"], strict=True)
+            if c and "-any" not in r}
+
+
+def _env():  # noqa: ANN202 - jinja2 Environment
+    import jinja2
+
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+
+
+def option_context(o: Option, workload: Any, catalog: Any) -> dict[str, Any]:
+    """The numbers every file of option ``o`` carries (from the plan; nothing re-estimated)."""
+    arch = workload.model_arch()
+    perf = o.performance
+    point = perf.get("operating_point") or {}
+    par = {k: int((perf.get("parallelism") or {}).get(k) or 1) for k in ("tp", "pp", "dp", "ep")}
+    instances = int(o.server.get("instances_per_replica") or 1)
+    replicas = int(max(o.cost.get("replicas") or [1]))
+    acc = catalog.accelerator(o.accelerator)
+    kind = "train" if workload.is_training else ("llm" if arch.kind == "decoder" else "nonllm")
+    tr = workload.inference.traffic if workload.inference is not None else None
+    isl = int(tr.input_tokens.mean) if tr is not None and tr.input_tokens else 0
+    osl = int(tr.output_tokens.mean) if tr is not None and tr.output_tokens else 0
+    max_len = int((tr.input_tokens.p99 if tr is not None and tr.input_tokens else 0)
+                  + (tr.output_tokens.p99 if tr is not None and tr.output_tokens else 0)) or 4096
+    slo = workload.inference.slo if workload.inference is not None else None
+    goodput = " ".join(f"{name}:{value * 1000:.0f}" for name, value in
+                       (("ttft", slo.ttft_p99_s if slo else None), ("tpot", slo.tpot_p99_s if slo else None),
+                        ("e2el", slo.e2e_p99_s if slo else None)) if value)
+    rate = float(point.get("requests_per_s") or 0.0)
+    resource = K8S_RESOURCE.get(acc.vendor) if acc.kind != "cpu" else None
+    per_instance = max(o.count // instances, 1)
+    cpu = int(o.server.get("cpu_cores") or 4)
+    return {
+        "o": o, "kind": kind, "model": arch.hf_id or arch.id, "par": par, "moe": bool(arch.is_moe),
+        "concurrency": int(point.get("concurrency") or 1), "batch": int(point.get("batch") or 1),
+        "point": point.get("at") or "the planned operating point", "max_len": max_len,
+        "quantization": QUANTIZATION.get(o.precision) if kind == "llm" else None,
+        "replicas": replicas, "per_instance": per_instance, "nodes": instances,
+        "resource": resource, "cpu": cpu,
+        "limits": f'{{{resource}: "{per_instance}"}}' if resource else f'{{cpu: "{cpu}"}}',
+        "image": DEFAULT_IMAGE.get(o.stack, "YOUR_IMAGE"),
+        "name": f"{workload.name}-option-{o.rank}".lower().replace("_", "-")[:63].strip("-"),
+        "isl": isl, "osl": osl, "rate": round(rate, 3), "goodput": goodput,
+        "prompts": max(int(rate * 300), 50),
+    }
+
+
+def _skypilot_resource(o: Option, catalog: Any) -> dict[str, Any] | None:
+    cloud = skypilot_regions().get((o.provider, o.region))
+    name = skypilot_names().get(o.accelerator)
+    if o.deployment not in LAUNCHABLE or not cloud or not name:
+        return None
+    per = max(o.count // int(o.server.get("instances_per_replica") or 1), 1)
+    return {"cloud": cloud, "region": o.region, "accelerators": f"{name}:{per}",
+            "use_spot": o.deployment == "cloud_spot"}
+
+
+def render_option(o: Option, workload: Any, catalog: Any) -> dict[str, str]:
+    """File name -> text for one option."""
+    env, ctx = _env(), option_context(o, workload, catalog)
+    files = {name: env.get_template(f"{name}.j2").render(**ctx) for name in ("serve.sh", "k8s.yaml", "loadtest.sh")}
+    res = _skypilot_resource(o, catalog)
+    if res is not None:
+        files["skypilot.yaml"] = env.get_template("skypilot.yaml.j2").render(
+            name=ctx["name"], resources=[res], num_nodes=ctx["nodes"])
+    return files
+
+
+def render_export(plan: Plan, workload: Any, catalog: Any, top: int) -> dict[str, str]:
+    """Relative path -> text for the whole export folder."""
+    out: dict[str, str] = {}
+    index: dict[str, Any] = {"plan": plan.name, "options": []}
+    first_serve = None
+    ordered = []
+    for o in plan.options[:top]:
+        files = render_option(o, workload, catalog)
+        folder = f"option-{o.rank}"
+        for name, text in files.items():
+            out[f"{folder}/{name}"] = text
+        ctx = option_context(o, workload, catalog)
+        if first_serve is None:
+            first_serve = files["serve.sh"].split("\n", 2)[-1]  # the command, past the option's header
+        res = _skypilot_resource(o, catalog)
+        if res is not None and files["serve.sh"].split("\n", 2)[-1] == first_serve:
+            ordered.append(res)
+        index["options"].append({
+            "rank": o.rank, "offer_id": o.offer_id, "deployment": o.deployment, "folder": folder,
+            "files": sorted(files), "accelerator": o.accelerator, "count": o.count,
+            "per_instance": ctx["per_instance"], "instances_per_replica": ctx["nodes"],
+            "replicas_at_peak": ctx["replicas"], "parallelism": ctx["par"], "concurrency": ctx["concurrency"],
+            "requests_per_s_per_replica": ctx["rate"], "skypilot": res is not None,
+            "why_not_skypilot": None if res is not None else
+            ("not a cloud rental" if o.deployment not in LAUNCHABLE else "its region is not a provider region "
+             "SkyPilot launches in (cloud_regions.csv), or the accelerator has no SkyPilot name")})
+    if ordered:
+        env = _env()
+        name = f"{workload.name}".lower().replace("_", "-")[:63]
+        out["skypilot.yaml"] = env.get_template("skypilot.yaml.j2").render(
+            name=name, resources=ordered, num_nodes=option_context(plan.options[0], workload, catalog)["nodes"]
+        ).replace("run: bash serve.sh", "workdir: .\nrun: bash option-1/serve.sh")
+    out["index.json"] = json.dumps(index, indent=2) + "\n"
+    return out
+
+
+def write_export(plan: Plan, workload: Any, catalog: Any, out_dir: Path, top: int) -> list[Path]:
+    """Write the export folder (each file atomically); returns the paths written."""
+    from infrafit import safe_io
+
+    written = []
+    for rel, text in render_export(plan, workload, catalog, top).items():
+        path = out_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        safe_io.atomic_write_text(path, text, what="export file", fix="choose a writable folder for --export")
+        if path.suffix == ".sh":
+            path.chmod(0o755)
+        written.append(path)
+    return written

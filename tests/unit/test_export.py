@@ -1,0 +1,83 @@
+"""``plan --export DIR`` (issue 16 point 1): the files parse, validate against the Kubernetes models,
+and carry the plan's numbers (counts, parallel sizes, concurrency, replicas, SLOs)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from infrafit.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+def _export(tmp_path: Path, spec: str, *extra: str) -> tuple[Path, dict]:
+    out = tmp_path / "export"
+    result = CliRunner().invoke(app, ["plan", str(EXAMPLES / spec), "--json", "--top", "3", "--export", str(out),
+                                      *extra])
+    assert result.exit_code == 0, result.output
+    return out, json.loads(result.stdout)
+
+
+def _k8s(doc: dict, kind: str):  # noqa: ANN202 - a kubernetes model
+    client = pytest.importorskip("kubernetes.client")
+    return client.ApiClient()._ApiClient__deserialize(doc, kind)  # the client's own model validation
+
+
+def test_serving_export_carries_the_plan(tmp_path):
+    out, plan = _export(tmp_path, "chatbot-asia.yaml")
+    index = json.loads((out / "index.json").read_text())
+    assert [o["rank"] for o in index["options"]] == [1, 2, 3]
+    for entry, option in zip(index["options"], plan["options"], strict=True):
+        folder = out / entry["folder"]
+        perf = option["performance"]
+        serve = (folder / "serve.sh").read_text()
+        concurrency = int(perf["operating_point"]["concurrency"])
+        assert str(concurrency) in serve and f"{perf['parallelism']['tp']}" in serve
+        assert subprocess.run(["bash", "-n", str(folder / "serve.sh")]).returncode == 0
+        assert subprocess.run(["bash", "-n", str(folder / "loadtest.sh")]).returncode == 0
+        docs = [d for d in yaml.safe_load_all((folder / "k8s.yaml").read_text()) if d]
+        deployment = _k8s(docs[0], "V1Deployment")
+        _k8s(docs[1], "V1Service")
+        assert deployment.spec.replicas == int(max(option["cost"]["replicas"]))
+        limits = deployment.spec.template.spec.containers[0].resources.limits
+        per_instance = option["count"] // option["server"]["instances_per_replica"]
+        assert list(limits.values()) == [per_instance] or list(limits.values()) == [str(per_instance)]
+        load = (folder / "loadtest.sh").read_text()
+        assert "--goodput ttft:1000 tpot:50" in load  # the spec's SLOs in ms
+        assert f"{perf['operating_point']['requests_per_s']:.3f}"[:4] in load
+
+
+def test_skypilot_orders_the_launchable_options_that_run_the_same_command(tmp_path):
+    out, plan = _export(tmp_path, "jax-pretraining.yaml")
+    index = json.loads((out / "index.json").read_text())
+    launchable = [o for o in index["options"] if o["skypilot"]]
+    for o in index["options"]:
+        if o["skypilot"]:
+            task = yaml.safe_load((out / o["folder"] / "skypilot.yaml").read_text())
+            (res,) = task["resources"]["ordered"]
+            assert res["accelerators"].endswith(f":{o['per_instance']}") and task["num_nodes"] == \
+                o["instances_per_replica"]
+        else:
+            assert o["why_not_skypilot"]
+    if launchable:
+        top = yaml.safe_load((out / "skypilot.yaml").read_text())
+        assert top["run"] == "bash option-1/serve.sh" and top["resources"]["ordered"]
+
+
+def test_training_export_is_an_indexed_job_with_the_layout(tmp_path):
+    out, plan = _export(tmp_path, "lora-finetune-70b.yaml")
+    option = plan["options"][0]
+    folder = out / "option-1"
+    job = _k8s(next(d for d in yaml.safe_load_all((folder / "k8s.yaml").read_text()) if d), "V1Job")
+    assert job.spec.completions == option["server"]["instances_per_replica"]
+    serve = (folder / "serve.sh").read_text()
+    par = option["performance"]["parallelism"]
+    assert f"--tensor-parallel {par['tp']}" in serve and f"--data-parallel {par['dp']}" in serve
+    assert "torchrun" in serve
