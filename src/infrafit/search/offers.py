@@ -213,6 +213,17 @@ def pay_per_use_mask(offers: pd.DataFrame, workload, eligible: np.ndarray) -> tu
     return ok, [{"what": "commitments", "reason": why}]
 
 
+def single_source_accelerators(catalog) -> set[str]:
+    """Accelerators only one provider sells (once per loaded catalog). Hardware bought or rented at a
+    market rate (provider "purchase", "dedicated (market rate)") is sold by many resellers and owned or
+    movable: second-sourced by construction."""
+    if "single_source" not in catalog.memo:
+        sellers = catalog.offers.groupby("accelerator_id")["provider"].nunique()
+        market = set(catalog.offers.loc[catalog.offers["mode"].isin(MARKET_MODES), "accelerator_id"])
+        catalog.memo["single_source"] = {a for a, n in sellers.items() if n < 2 and a not in market}
+    return catalog.memo["single_source"]
+
+
 def hardware_mask(offers: pd.DataFrame, catalog, workload) -> tuple[np.ndarray, list[dict[str, str]]]:
     """Offers the spec's ``hardware`` filters and ``deployment.portability_required`` keep, and one
     exclusion line per family they remove entirely (with the rule that removed it)."""
@@ -238,11 +249,7 @@ def hardware_mask(offers: pd.DataFrame, catalog, workload) -> tuple[np.ndarray, 
         rules.append((f"hardware.exclude {list(hw.exclude)}",
                       np.array([a not in gone and str(f).lower() not in gone for a, f in zip(acc, fam, strict=True)])))
     if workload.deployment.portability_required:
-        sellers = catalog.offers.groupby("accelerator_id")["provider"].nunique()
-        # hardware bought or rented at a market rate (provider "purchase", "dedicated (market rate)") is
-        # sold by many resellers and owned or movable: second-sourced by construction
-        market = set(catalog.offers.loc[catalog.offers["mode"].isin(MARKET_MODES), "accelerator_id"])
-        single = {a for a, n in sellers.items() if n < 2 and a not in market}
+        single = single_source_accelerators(catalog)
         rules.append(("deployment.portability_required (hardware sold by one provider only: "
                       "no second source to move to)", ~offers["accelerator_id"].isin(single).to_numpy()))
     keep = np.ones(len(offers), bool)
