@@ -13,3 +13,4 @@ $BIN/infrafit plan examples/chatbot-asia.yaml --top 4 --report out/plan.html
 $BIN/infrafit plan examples/custom-ops-training.yaml --top 3 --report out/plan-training.md
 $BIN/infrafit plan examples/tabular-xgboost.yaml --top 3 --report out/plan-tabular.md
 echo "reports: out/plan.html, out/plan-training.md, out/plan-tabular.md" >&2
+echo "run infrafit yourself: .venv/bin/infrafit plan examples/chatbot-asia.yaml  (or: source .venv/bin/activate)" >&2

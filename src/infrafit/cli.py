@@ -92,6 +92,19 @@ def _eprint(text: str) -> None:
     sys.stderr.write(text.rstrip("\n") + "\n")
 
 
+#: Packages of the optional extras (pyproject.toml) -> the extra that installs them.
+OPTIONAL_EXTRAS = {"torch": "bench", "psutil": "bench", "pynvml": "monitor", "prometheus_client": "monitor",
+                   "httpx": "refresh"}
+
+
+def _internal(exc: BaseException, debug: bool) -> int:
+    if debug:
+        traceback.print_exception(exc)
+    _eprint(f"internal error: {type(exc).__name__}: {exc}. "
+            "To fix: rerun with --debug and report the traceback; this is a bug in infrafit.")
+    return ExitCode.INTERNAL
+
+
 def main(argv: list[str] | None = None) -> int:
     """The error shell: exit 0 ok, 1 internal error, 2 bad input or usage, 3 no feasible option."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -112,14 +125,15 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
         return ExitCode.OK
+    except ModuleNotFoundError as exc:  # an optional extra that is not installed: bad setup, not a bug
+        root = (exc.name or "").split(".")[0]
+        if root not in OPTIONAL_EXTRAS:
+            return _internal(exc, debug)
+        _eprint(f"error: this command needs {root}, which is not installed. "
+                f"To fix: pip install 'infrafit[{OPTIONAL_EXTRAS[root]}]' (or make test, which installs every extra)")
+        return ExitCode.INPUT
     except Exception as exc:  # noqa: BLE001 - the shell's job is to catch everything
-        if debug:
-            traceback.print_exc()
-        _eprint(
-            f"internal error: {type(exc).__name__}: {exc}. "
-            "To fix: rerun with --debug and report the traceback; this is a bug in infrafit."
-        )
-        return ExitCode.INTERNAL
+        return _internal(exc, debug)
 
 
 if __name__ == "__main__":

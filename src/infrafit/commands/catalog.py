@@ -255,7 +255,8 @@ def show(name: Annotated[str, typer.Argument(help="An id or alias from any catal
         return
     typer.echo(f"[{found['table']}]")
     for key, value in found["row"].items():
-        typer.echo(f"  {key}: {value}")
+        blank = value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
+        typer.echo(f"  {key}: {'- (not stated)' if blank else value}")
 
 
 def register(app: typer.Typer) -> None:

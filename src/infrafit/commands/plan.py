@@ -68,9 +68,13 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
 
         render_terminal(result, stdout)
     if report is not None and result.options:
+        from infrafit.commands.output import note as say
         from infrafit.report.render import write_report
 
         write_report(result, report)
+        from infrafit.units import KiB
+
+        say(f"wrote report {report} ({report.stat().st_size / KiB:,.0f} KiB, {len(result.options)} options)")
     if export is not None and result.options:
         from infrafit.commands.output import note
         from infrafit.export import write_export
