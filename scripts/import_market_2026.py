@@ -150,7 +150,6 @@ def reserved(ref: Path) -> list[Listing]:
     return out
 
 
-LATITUDE_REGIONS = {"FRA": "FRA", "FRA2": "FRA2"}
 
 
 def dedicated(ref: Path) -> list[Listing]:

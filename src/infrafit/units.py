@@ -38,6 +38,7 @@ BILLION: Final = 1e9  # counts (parameters), not bytes: those are GB
 
 # --- length --------------------------------------------------------------------------------------
 M_PER_KM: Final = 1e3
+SPEED_OF_LIGHT_M_PER_S: Final = 299_792_458.0  # in vacuum (SI definition of the metre)
 
 # --- time ----------------------------------------------------------------------------------------
 MS: Final = 1e-3

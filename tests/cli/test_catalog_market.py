@@ -119,7 +119,7 @@ def test_diff_shows_added_and_repriced_offers_of_the_refreshed_providers(tmp_pat
     d = json.loads(result.stdout)
     repriced = {(r["host_id"], r["region"], r["mode"]): r for r in d["repriced"]}
     g4 = repriced[("aws_g4dn_xlarge", "us-east-1", "cloud_on_demand")]
-    assert g4["old_price"] == 0.526 and g4["new_price"] == 0.5
+    assert g4["old_price_usd"] == 0.526 and g4["new_price_usd"] == 0.5
     assert g4["change_fraction"] == pytest.approx(0.5 / 0.526 - 1, abs=1e-4)
     assert any(r["host_id"] == "aws_p5en_48xlarge" for r in d["added"])
     # providers the overlay does not mention are out of scope, not removed
@@ -137,7 +137,7 @@ def test_gaps_list_families_modes_and_countries_without_a_price():
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
     by = {(r["family"], r["mode"]): r for r in rows}
-    assert by[("AMD Instinct", "cloud_spot")]["offers"] == 0  # nobody sells AMD spot in the data
+    assert by[("AMD Instinct", "cloud_spot")]["offer_count"] == 0  # nobody sells AMD spot in the data
     assert "US" not in by[("NVIDIA Hopper", "cloud_on_demand")]["missing_countries"]
     only = json.loads(CliRunner().invoke(app, ["catalog", "gaps", "--json", "--family", "Intel Gaudi"]).stdout)
     assert only and all(r["family"] == "Intel Gaudi" for r in only)

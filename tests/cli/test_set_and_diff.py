@@ -51,6 +51,8 @@ def test_diff_names_what_changed_and_can_fail_a_build(tmp_path):
     assert result.exit_code == 0, result.output
     d = json.loads(result.stdout)
     assert d["top"]["tco_change_fraction"] > 0.05 and d["ranks"][0]["rank"] == 1
+    assert set(d["top"]["old_performance"]) == {"ttft_p99_s", "e2e_p99_s"}  # unit-named, seconds
+    assert d["top"]["old_performance"]["ttft_p99_s"] > 0
     md = CliRunner().invoke(app, ["diff", str(old), str(new), "--md"]).stdout
     assert "| rank | before | TCO | after | TCO |" in md and "TCO of the top option" in md
     assert CliRunner().invoke(app, ["diff", str(old), str(new), "--fail-above", "5"]).exit_code == 1

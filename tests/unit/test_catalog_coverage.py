@@ -60,7 +60,7 @@ def test_no_per_accelerator_price_is_ten_times_off_its_chip():
     assert np.isfinite(ratio).all()
 
 
-def test_the_edge_device_and_single_purchase_exist():
+def test_the_edge_device_purchase_exists():
     offers = _offers()
     edge = offers[(offers["mode"] == "on_prem") & (offers["accelerator_count"] == 1)]
     assert (edge["accelerator_id"] == "nvidia_jetson_orin_nano_super").any()

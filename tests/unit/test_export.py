@@ -48,10 +48,12 @@ def test_serving_export_carries_the_plan(tmp_path):
         assert deployment.spec.replicas == int(max(option["cost"]["replicas"]))
         limits = deployment.spec.template.spec.containers[0].resources.limits
         per_instance = option["count"] // option["server"]["instances_per_replica"]
-        assert list(limits.values()) == [per_instance] or list(limits.values()) == [str(per_instance)]
+        assert list(limits.values()) == [str(per_instance)]  # a Kubernetes quantity is a string
         load = (folder / "loadtest.sh").read_text()
         assert "--goodput ttft:1000 tpot:50" in load  # the spec's SLOs in ms
-        assert f"{perf['operating_point']['requests_per_s']:.3f}"[:4] in load
+        rate = round(perf["operating_point"]["requests_per_s"], 3)
+        assert f"--rate {rate} " in load and f"--request-rate {rate} " in load  # the planned rate, both tools
+        assert f"--max-concurrency {concurrency} " in load
 
 
 def test_skypilot_orders_the_launchable_options_that_run_the_same_command(tmp_path):

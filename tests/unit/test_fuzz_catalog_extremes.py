@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_fuzz_plan_overlay import _numbers  # the numeric paths of a spec (one walker for both fuzzers)
 
 from infrafit.catalog import DATA_DIR, load_catalog
 from infrafit.catalog.schema import NUMERIC_KINDS
@@ -65,17 +66,6 @@ def test_extreme_numbers_are_refused_or_plan_finitely(tmp_path: Path, table: str
                 json.dumps([o.to_dict() for o in result.options], allow_nan=False)
                 planned += 1
     assert planned + refused > 0 or not columns
-
-
-def _numbers(node, path=()):
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _numbers(value, (*path, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _numbers(value, (*path, i))
-    elif isinstance(node, (int, float)) and not isinstance(node, bool):
-        yield path
 
 
 @pytest.mark.parametrize("example", sorted((ROOT / "examples").glob("*.yaml")), ids=lambda p: p.stem)

@@ -57,7 +57,11 @@ def test_owned_servers_are_used_first_and_cost_only_running_them(tmp_path):
 def test_owned_servers_that_cannot_carry_the_load_are_not_offered(tmp_path):
     d = _plan(tmp_path, rps=40, owned="[{accelerator: h100, count: 8}]")
     assert not any(o["provider"] == "owned" for o in d["options"])
-    assert d["options"][0]["provider"] != "owned"
+    # the same load on enough owned servers is planned on them: the cap, not the offer, removed them
+    enough = _plan(tmp_path, rps=40, owned="[{accelerator: h100, count: 64}]")
+    top = enough["options"][0]
+    assert top["provider"] == "owned"
+    assert max(top["cost"]["replicas"]) * top["server"]["instances_per_replica"] > 1  # more than one box
 
 
 @pytest.mark.parametrize(("owned", "allowed", "expect"), [

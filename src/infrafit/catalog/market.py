@@ -46,9 +46,10 @@ def _keyed(frame: pd.DataFrame) -> dict[tuple[str, ...], pd.Series]:
 
 
 def diff_offers(old: pd.DataFrame, new: pd.DataFrame, *, only_new_providers: bool = True) -> dict[str, Any]:
-    """Added, removed and re-priced offers from ``old`` to ``new``. With ``only_new_providers`` (the default,
-    right for an overlay from one price list) an old offer of a provider ``new`` never mentions is out of
-    scope, not removed."""
+    """Added, removed and re-priced offers from ``old`` to ``new`` (prices in USD, per what
+    ``price_column`` says: ``usd_per_hour``, ``usd_per_month`` or ``purchase_usd``). With
+    ``only_new_providers`` (the default, right for an overlay from one price list) an old offer of a
+    provider ``new`` never mentions is out of scope, not removed."""
     old_k, new_k = _keyed(old), _keyed(new)
     scope = set(new["provider"]) if only_new_providers else set(old["provider"])
     added = [_brief(new_k[k]) for k in sorted(new_k.keys() - old_k.keys())]
@@ -57,7 +58,7 @@ def diff_offers(old: pd.DataFrame, new: pd.DataFrame, *, only_new_providers: boo
     for k in sorted(old_k.keys() & new_k.keys()):
         (col, before), (_, after) = _price(old_k[k]), _price(new_k[k])
         if before > 0 and after == after and abs(after - before) / before >= REPRICE_MIN_FRACTION:
-            repriced.append({**_brief(new_k[k]), "price_column": col, "old_price": before, "new_price": after,
+            repriced.append({**_brief(new_k[k]), "price_column": col, "old_price_usd": before, "new_price_usd": after,
                              "change_fraction": round(after / before - 1.0, 4),
                              "old_retrieved_on": str(old_k[k]["retrieved_on"])})
     return {"added": added, "removed": removed, "repriced": repriced,
@@ -68,7 +69,7 @@ def _brief(row: pd.Series) -> dict[str, Any]:
     col, price = _price(row)
     return {"id": str(row["id"]), **{k: str(row[k]) for k in MATCH_KEY},
             "accelerator_id": str(row["accelerator_id"]), "accelerator_count": int(row["accelerator_count"]),
-            "price_column": col, "price": price, "retrieved_on": str(row["retrieved_on"])}
+            "price_column": col, "price_usd": price, "retrieved_on": str(row["retrieved_on"])}
 
 
 def gaps(catalog: Catalog, *, complete_only: bool = True) -> list[dict[str, Any]]:
@@ -89,10 +90,10 @@ def gaps(catalog: Catalog, *, complete_only: bool = True) -> list[dict[str, Any]
             rows = offers[(family == fam).to_numpy() & (offers["mode"] == mode).to_numpy()]
             if mode == "on_prem":  # a purchase is placed where the buyer puts it: priced or not, no country
                 if rows.empty:
-                    out.append({"family": fam, "mode": mode, "offers": 0, "missing_countries": ["(any)"]})
+                    out.append({"family": fam, "mode": mode, "offer_count": 0, "missing_countries": ["(any)"]})
                 continue
             have = {str(c) for c in rows["country"] if isinstance(c, str) and c}
             missing = [c for c in countries if c not in have]
             if missing:
-                out.append({"family": fam, "mode": mode, "offers": len(rows), "missing_countries": missing})
+                out.append({"family": fam, "mode": mode, "offer_count": len(rows), "missing_countries": missing})
     return out

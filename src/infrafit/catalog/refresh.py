@@ -28,6 +28,7 @@ from infrafit.catalog.schema import Schema, provenance, text
 from infrafit.catalog.tables import HOSTS, OFFERS
 from infrafit.errors import InfrafitError, InputError
 from infrafit.units import HOURS_PER_YEAR, GiB
+from infrafit.workload.names import provider_key
 
 REGIONS = Schema(
     "cloud_regions",
@@ -96,10 +97,6 @@ class Conversion:
 def slug_id(*parts: object) -> str:
     """An id fragment: lower case, runs of other characters as one ``_``."""
     return re.sub(r"[^a-z0-9]+", "_", "_".join(str(p) for p in parts).lower()).strip("_")
-
-
-def provider_key(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
 @lru_cache(maxsize=4)

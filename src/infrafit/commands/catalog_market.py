@@ -133,10 +133,10 @@ def diff(
     for word, rows in (("added", result["added"]), ("removed", result["removed"])):
         for r in rows:
             stdout.print(f"{'+' if word == 'added' else '-'} {r['provider']} {r['host_id']} {r['region']} {r['mode']}: "
-                         f"{r['price']:,.4g} ({r['price_column']}, {r['retrieved_on']})", highlight=False)
+                         f"{r['price_usd']:,.4g} ({r['price_column']}, {r['retrieved_on']})", highlight=False)
     for r in result["repriced"]:
-        stdout.print(f"~ {r['provider']} {r['host_id']} {r['region']} {r['mode']}: {r['old_price']:,.4g} -> "
-                     f"{r['new_price']:,.4g} ({r['change_fraction']:+.1%}; {r['old_retrieved_on']} -> "
+        stdout.print(f"~ {r['provider']} {r['host_id']} {r['region']} {r['mode']}: {r['old_price_usd']:,.4g} -> "
+                     f"{r['new_price_usd']:,.4g} ({r['change_fraction']:+.1%}; {r['old_retrieved_on']} -> "
                      f"{r['retrieved_on']})", highlight=False)
     stdout.print(f"{len(result['added'])} added, {len(result['removed'])} removed, {len(result['repriced'])} "
                  f"re-priced, {result['unchanged']} unchanged", highlight=False)
@@ -166,5 +166,5 @@ def gaps_cmd(
     rows = [r for r in gaps(catalog)
             if (family is None or r["family"].lower() == family.lower()) and (mode is None or r["mode"] == mode)]
     _emit(rows, as_json, "gaps", [
-        ("family", lambda r: r["family"]), ("mode", lambda r: r["mode"]), ("offers", lambda r: r["offers"]),
+        ("family", lambda r: r["family"]), ("mode", lambda r: r["mode"]), ("offers", lambda r: r["offer_count"]),
         ("no price in", lambda r: ", ".join(r["missing_countries"]))])

@@ -20,14 +20,17 @@ from typing import Any
 from infrafit.search.types import Option, Plan
 
 TEMPLATES = Path(__file__).parent / "templates"
-#: Device-plugin resource names per accelerator vendor/kind (the vendors' Kubernetes device plugins).
-K8S_RESOURCE = {"NVIDIA": "nvidia.com/gpu", "AMD": "amd.com/gpu", "Intel": "habana.ai/gaudi",
-                "Google": "google.com/tpu", "AWS": "aws.amazon.com/neuron"}
-DEFAULT_IMAGE = {"vllm": "vllm/vllm-openai:latest", "sglang": "lmsysorg/sglang:latest",
-                 "tensorrt-llm": "nvcr.io/nvidia/tensorrt-llm/release:latest"}
 #: vLLM / SGLang ``--quantization`` for the planned weight format (others: serve a checkpoint in it).
 QUANTIZATION = {"fp8": "fp8"}
 LAUNCHABLE = ("cloud_on_demand", "cloud_spot")
+
+
+@lru_cache(maxsize=4)
+def runtime(kind: str) -> dict[str, str]:
+    """``data_runtime.csv`` rows of one kind: ``device_resource`` (accelerator vendor -> its Kubernetes
+    device-plugin resource) or ``image`` (serving stack -> its public container image)."""
+    with (Path(__file__).parent / "data_runtime.csv").open(newline="", encoding="utf-8") as fh:
+        return {r["key"]: r["value"] for r in csv.DictReader(fh) if r["kind"] == kind}
 
 
 @lru_cache(maxsize=1)
@@ -75,7 +78,7 @@ def option_context(o: Option, workload: Any, catalog: Any) -> dict[str, Any]:
                        (("ttft", slo.ttft_p99_s if slo else None), ("tpot", slo.tpot_p99_s if slo else None),
                         ("e2el", slo.e2e_p99_s if slo else None)) if value)
     rate = float(point.get("requests_per_s") or 0.0)
-    resource = K8S_RESOURCE.get(acc.vendor) if acc.kind != "cpu" else None
+    resource = runtime("device_resource").get(acc.vendor) if acc.kind != "cpu" else None
     per_instance = max(o.count // instances, 1)
     cpu = int(o.server.get("cpu_cores") or 4)
     return {
@@ -86,7 +89,7 @@ def option_context(o: Option, workload: Any, catalog: Any) -> dict[str, Any]:
         "replicas": replicas, "per_instance": per_instance, "nodes": instances,
         "resource": resource, "cpu": cpu,
         "limits": f'{{{resource}: "{per_instance}"}}' if resource else f'{{cpu: "{cpu}"}}',
-        "image": DEFAULT_IMAGE.get(o.stack, "YOUR_IMAGE"),
+        "image": runtime("image").get(o.stack, "YOUR_IMAGE"),
         "name": f"{workload.name}-option-{o.rank}".lower().replace("_", "-")[:63].strip("-"),
         "isl": isl, "osl": osl, "rate": round(rate, 3), "goodput": goodput,
         "prompts": max(int(rate * 300), 50),

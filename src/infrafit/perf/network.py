@@ -21,10 +21,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from infrafit.units import M_PER_KM, MS
+from infrafit.units import M_PER_KM, MS, SPEED_OF_LIGHT_M_PER_S
 
 EARTH_RADIUS_M = 6_371_008.8  # IUGG mean Earth radius
-FIBRE_M_PER_S = 2.998e8 / 1.47  # light in silica fibre (group index ~1.47)
+FIBRE_GROUP_INDEX = 1.47  # silica fibre near 1550 nm
+FIBRE_M_PER_S = SPEED_OF_LIGHT_M_PER_S / FIBRE_GROUP_INDEX
 MEASURED_RADIUS_M = 150 * M_PER_KM  # a place this close to a measured region counts as that region
 #: Each request on a fresh connection waits one round trip for the TCP handshake and one for the
 #: TLS 1.3 handshake (RFC 8446 section 2: a full handshake takes 1 RTT) before its bytes go out.

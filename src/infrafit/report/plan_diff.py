@@ -10,8 +10,9 @@ from typing import Any
 
 from infrafit.units import fmt_duration, fmt_usd
 
-#: Performance figures compared, by plan JSON path under ``performance``.
-PERF_KEYS = (("latency", "ttft_s", "TTFT p99"), ("latency", "e2e_s", "end-to-end p99"))
+#: Performance figures compared: (section under ``performance``, key, JSON name, label in the text).
+PERF_KEYS = (("latency", "ttft_s", "ttft_p99_s", "TTFT p99"), ("latency", "e2e_s", "e2e_p99_s", "end-to-end p99"))
+LABELS = {name: label for _, _, name, label in PERF_KEYS} | {"time_to_train_s": "time to train"}
 
 
 def _label(o: dict[str, Any] | None) -> str:
@@ -26,12 +27,12 @@ def _perf(o: dict[str, Any] | None) -> dict[str, float]:
     if not o:
         return out
     perf = o.get("performance") or {}
-    for section, key, name in PERF_KEYS:
+    for section, key, name, _ in PERF_KEYS:
         value = ((perf.get(section) or {}).get(key) or {})
         if isinstance(value, dict) and value.get("p99") is not None:
             out[name] = float(value["p99"])
     if perf.get("time_to_train_s"):
-        out["time to train"] = float(perf["time_to_train_s"])
+        out["time_to_train_s"] = float(perf["time_to_train_s"])
     return out
 
 
@@ -76,7 +77,7 @@ def render_diff(d: dict[str, Any], *, markdown: bool = False) -> str:
              f"TCO of the top option: {_money(top['old_tco_usd'])} -> {_money(top['new_tco_usd'])}{change}"]
     for name in sorted(set(top["old_performance"]) | set(top["new_performance"])):
         a, b = top["old_performance"].get(name), top["new_performance"].get(name)
-        lines.append(f"{name}: {fmt_duration(a) if a is not None else '-'} -> "
+        lines.append(f"{LABELS.get(name, name)}: {fmt_duration(a) if a is not None else '-'} -> "
                      f"{fmt_duration(b) if b is not None else '-'}")
     lines.append("")
     if markdown:

@@ -34,10 +34,11 @@ from infrafit.search.parts import (
 )
 from infrafit.search.types import Plan
 from infrafit.units import fmt_bytes, fmt_duration
+from infrafit.workload.spec_types import MIN_LATENCY_S
 
 OBJECTIVES = ("cost", "latency", "time", "balanced")
-#: Less server time than this under a latency target is no budget (the Seconds floor of the spec).
-MIN_SERVER_BUDGET_S = 1e-4
+#: Less server time than this under a latency target is no budget (the spec's own latency floor).
+MIN_SERVER_BUDGET_S = MIN_LATENCY_S
 
 
 def _point(row: dict) -> str | None:

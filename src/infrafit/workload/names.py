@@ -41,9 +41,7 @@ def provider_key(name: object) -> str:
 def places() -> dict[str, tuple[str, float, float]]:
     """Known places (``catalog/data/places.csv``, GeoNames cities of >= 250,000 people and the data
     centre towns of the catalog): slug -> (country code, latitude deg, longitude deg)."""
-    text = resources.files("infrafit.catalog").joinpath("data", PLACES_FILE).read_text(encoding="utf-8")
-    return {r["id"]: (r["country"], float(r["lat_deg"]), float(r["lon_deg"]))
-            for r in csv.DictReader(io.StringIO(text, newline=""))}
+    return {r["id"]: (r["country"], float(r["lat_deg"]), float(r["lon_deg"])) for r in _places_rows()}
 
 
 @lru_cache(maxsize=1)

@@ -105,7 +105,9 @@ TrainSamples = quantity(units.parse_count, "a count of samples", gt=0, le=1e15)
 Epochs = quantity(units.parse_count, "a number of epochs", gt=0, le=1e4)
 # Durations have a floor too: a latency under 0.1 ms, a checkpoint or batch window under a minute, or a
 # deadline under an hour is a unit slip, and 1e-300 of anything turns a rate into inf.
-Seconds = quantity(units.parse_duration_s, "a duration in seconds", ge=1e-4, le=units.SECONDS_PER_DAY)
+#: The shortest latency target a spec may state (0.1 ms); the planner's least server budget too.
+MIN_LATENCY_S = 1e-4
+Seconds = quantity(units.parse_duration_s, "a duration in seconds", ge=MIN_LATENCY_S, le=units.SECONDS_PER_DAY)
 Days = quantity(_scaled(units.parse_duration_s, units.SECONDS_PER_DAY), "a number of days",
                 ge=1 / units.HOURS_PER_DAY, le=3650)
 Minutes = quantity(_scaled(units.parse_duration_s, units.SECONDS_PER_MINUTE), "a number of minutes",
