@@ -12,7 +12,7 @@ from infrafit.search import network
 from infrafit.search import operating as op
 from infrafit.search.familiar import adoption_risk, adoption_weeks, resolve_familiar
 from infrafit.search.offers import OWNED_PROVIDER
-from infrafit.units import M_PER_KM, fmt_duration, fmt_usd
+from infrafit.units import BITS_PER_BYTE, GBIT, M_PER_KM, fmt_duration, fmt_usd
 
 
 def _server(catalog, row) -> dict:
@@ -188,6 +188,14 @@ def option_json(part, i: int, ctx: dict) -> dict:
                            float(ctx["interruptions_per_hour"]), part.task == "serve" and
                            workload.inference.mode in ("realtime", "mixed", "edge"),
                            instances=float(row["instances_per_replica"]))
+    server = _server(catalog, row)
+    if int(row["instances_per_replica"]) > 1 and server.get("network_bytes_per_s") is None:
+        acc = catalog.accelerator(str(row["accelerator_id"]))
+        rate = f"{acc.scaleout_bytes_per_s * BITS_PER_BYTE / GBIT:,.0f} Gb/s per accelerator" \
+            if acc.scaleout_bytes_per_s == acc.scaleout_bytes_per_s else "the chip's typical rate"
+        risks.append(f"network not stated: one replica spans {int(row['instances_per_replica'])} instances of "
+                     f"{row['host_id']} and its traffic between them is modelled at {rate} (a datacenter "
+                     "fabric); check the provider's instance network before relying on it")
     if str(row["provider"]) == OWNED_PROVIDER:  # the team's own servers: no purchase, no lead time
         risks = [r for r in risks if not r.startswith("on-prem: capital outlay")]
         risks.append("owned: the plan assumes these servers are free for this workload; power, colocation and "
@@ -220,5 +228,5 @@ def option_json(part, i: int, ctx: dict) -> dict:
         "region": str(row["region"] or ""), "country": str(row["country"] or ""), "family": row["family"],
         "offer_id": str(row["id"]), "user_row": user or acc_row.user_row, "availability": availability,
         "price_retrieved_on": str(row["retrieved_on"]),
-        "server": _server(catalog, row), "performance": perf, "cost": cost, "why": why, "risks": risks,
+        "server": server, "performance": perf, "cost": cost, "why": why, "risks": risks,
     }
