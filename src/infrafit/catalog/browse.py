@@ -107,6 +107,29 @@ def framework_rows(cat: Catalog, *, framework: str | None = None, family: str | 
             if (framework is None or r["framework"] == framework.lower()) and _has(r["family"], family)]
 
 
+def provider_rows(cat: Catalog, *, require: str | None = None) -> list[dict[str, Any]]:
+    """Every provider that sells in the catalog, with its providers.csv row (empty qualities = not known);
+    ``require`` keeps those known to meet one quality (``yes``)."""
+    from infrafit.catalog.tables import PROVIDER_QUALITIES, PROVIDERS
+
+    table = cat.table("providers")
+    known = {str(r["provider"]): r for r in _records(table)} if not table.empty else {}
+    selling = cat.offers.groupby("provider").size().to_dict() if not cat.offers.empty else {}
+    blank = {c: "" for c in PROVIDERS.names if c != "provider"}
+    rows = []
+    for name in sorted(set(selling) | set(known), key=str.lower):
+        row = {**blank, **known.get(name, {"notes": "not in providers.csv: nothing known"}), "provider": name}
+        row["offer_count"] = int(selling.get(name, 0))
+        row["known_to_meet"] = [q for q in PROVIDER_QUALITIES if row.get(q) == "yes"]
+        rows.append(row)
+    if require is not None:
+        if require not in PROVIDER_QUALITIES:
+            raise InputError(f"unknown quality {require!r}{suggest(require, sorted(PROVIDER_QUALITIES))}",
+                             fix=f"use one of {', '.join(PROVIDER_QUALITIES)}")
+        rows = [r for r in rows if r.get(require) == "yes"]
+    return rows
+
+
 def stack_rows(cat: Catalog, *, family: str | None = None) -> list[dict[str, Any]]:
     """Software stacks, optionally only those supporting a family."""
     return [r for r in _records(cat.stacks) if _has(r["families"], family)]

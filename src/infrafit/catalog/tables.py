@@ -267,9 +267,46 @@ def accelerator_row_issues(rec: dict[str, object]) -> list[tuple[str, str]]:
     return []
 
 
+#: What ``deployment.require`` can ask of a provider, and the providers column that answers it
+#: (``confidential_computing`` is answered per instance type by ``confidential_computing_hosts``).
+PROVIDER_QUALITIES: dict[str, str] = {
+    "soc2": "SOC 2 Type II report",
+    "iso27001": "ISO/IEC 27001 certification",
+    "hipaa": "HIPAA: a business associate agreement is signed",
+    "pci_dss": "PCI DSS attestation",
+    "gdpr": "GDPR data processing agreement",
+    "c5": "BSI C5 attestation (Germany)",
+    "ismap": "ISMAP registration (Japan)",
+    "mtcs": "MTCS SS 584 certification (Singapore)",
+    "support_24x7": "24x7 support (possibly on a paid plan, see notes)",
+    "china_optimized_network": "premium routes to mainland China (CN2 GIA or similar)",
+    "bgp_multihoming": "BGP multi-homed network",
+    "custom_builds": "custom server builds",
+}
+YES_NO = ("yes", "no")
+PROVIDERS = Schema(
+    "providers",
+    (
+        text("provider", "provider, exactly as in offers.csv"),
+        *(text(q, f"{what}: yes | no | empty = not known (never assumed)", required=False, choices=YES_NO)
+          for q, what in PROVIDER_QUALITIES.items()),
+        text("confidential_computing_hosts", "host ids (hosts.csv) sold as confidential-computing VMs "
+             "(CPU and GPU TEE with attestation), ';'-separated; empty = none known", required=False),
+        text("facility", "facility type in cost_pue.csv for the provider's data centres; empty = not published",
+             required=False),
+        text("confidence", "high | medium | low", choices=CONFIDENCE),
+        text("notes", "what the attestations cover, plans needed, what is unknown", required=False),
+        *provenance(),
+    ),
+    key=("provider",),
+    doc="Provider qualities: attestations, support, network and customisation, with sources. "
+        "``deployment.require`` keeps only offers whose provider is known to meet each item.",
+)
+
+
 ROW_CHECKS = {"offers": offer_row_issues, "cost_egress": egress_row_issues, "accelerators": accelerator_row_issues}
 
 #: Every built-in table, in load order (a table named in ``references`` loads before its users).
 TABLES: dict[str, Schema] = {
-    s.name: s for s in (ACCELERATORS, ALIASES, HOSTS, OFFERS, FRAMEWORKS_SCHEMA, STACKS, *COST_TABLES)
+    s.name: s for s in (ACCELERATORS, ALIASES, HOSTS, OFFERS, FRAMEWORKS_SCHEMA, STACKS, PROVIDERS, *COST_TABLES)
 }

@@ -214,6 +214,25 @@ def frameworks(
     ])
 
 
+@catalog_app.command("providers")
+def providers(
+    require: Annotated[str | None, typer.Option("--require", help="only providers known to meet one quality "
+                                                 "(soc2, hipaa, c5, support_24x7, ...)")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Providers' attestations, support, network and customisation, as sourced in providers.csv (blank = not
+    known, which `deployment.require` treats as not met)."""
+    from infrafit.catalog.browse import provider_rows
+
+    rows = provider_rows(_catalog(), require=require)
+    _emit(rows, as_json, "providers", [
+        ("provider", lambda r: r["provider"]), ("offers", lambda r: r["offer_count"]),
+        ("known to meet", lambda r: ", ".join(r["known_to_meet"]) or "-"),
+        ("confidential VMs", lambda r: (r.get("confidential_computing_hosts") or "-").replace(";", ", ")),
+        ("confidence", lambda r: r.get("confidence") or "-"), ("as of", lambda r: r.get("retrieved_on") or "-"),
+    ])
+
+
 @catalog_app.command("stacks")
 def stacks(family: FamilyOpt = None, as_json: JsonOpt = False) -> None:
     """Serving and training software stacks and the families they support."""

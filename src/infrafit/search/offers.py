@@ -174,6 +174,14 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
         if gone:
             lines.append({"what": "unverified offers", "reason": f"--verified-only drops {gone} offers no source "
                           "confirms in their region (availability: unverified)"})
+    if workload.deployment.require:
+        from infrafit.search.require import exclusion_lines, requirement_masks
+
+        masks = requirement_masks(offers, catalog, workload)
+        lines += exclusion_lines(offers, masks, keep)
+        for q, met, _no in masks:
+            later.append((met, f"are from providers not known to meet deployment.require {q}"))
+            keep &= met
     if max_price_age_days is not None:
         old = price_older_than(offers, max_price_age_days, today or date.today())
         later.append((~old, f"are priced more than {max_price_age_days} days ago (--max-price-age-days)"))

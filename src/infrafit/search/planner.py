@@ -307,6 +307,8 @@ def _no_offers(workload, objective: str, kinds: tuple[str, ...], excluded: list[
         said.append(f"placement regions {list(pl.regions)} / countries {list(pl.countries)}")
     if dep.exclude_providers:
         said.append(f"deployment.exclude_providers {list(dep.exclude_providers)}")
+    if dep.require:
+        said.append(f"deployment.require {list(dep.require)}")
     head = {"what": "every offer", "reason": "no offer in the catalog is left after " + " and ".join(said)}
     return Plan.from_dict({"workload": workload.resolved(), "objective": objective, "catalog_retrieved_on": "",
                            "options": [], "excluded": [head, *excluded]})

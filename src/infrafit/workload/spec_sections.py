@@ -306,6 +306,10 @@ def _fill_shares(shares: list[Any]) -> list[float]:
 
 
 DeploymentKind = Literal["cloud", "dedicated", "on_prem", "hybrid"]
+#: What ``deployment.require`` may ask of a provider (the catalog's providers.csv answers each;
+#: ``confidential_computing`` is answered per accelerator).
+Requirement = Literal["soc2", "iso27001", "hipaa", "pci_dss", "gdpr", "c5", "ismap", "mtcs", "support_24x7",
+                      "china_optimized_network", "bgp_multihoming", "custom_builds", "confidential_computing"]
 
 
 class Owned(Section):
@@ -327,6 +331,10 @@ class Deployment(Section):
     portability_required: bool = False
     managed_preferred: bool = False
     owned: Annotated[tuple[Owned, ...], Field(max_length=50)] = ()
+    #: Qualities every option's provider must be known to have (providers.csv); unknown excludes.
+    require: Annotated[tuple[Requirement, ...], Field(max_length=13)] = ()
+    #: What the team's own facility meets, for on-prem purchases and owned hardware (the catalog cannot know).
+    own_facility_meets: Annotated[tuple[Requirement, ...], Field(max_length=13)] = ()
 
 
 _HardwareName = Annotated[str, Field(min_length=1, max_length=100)]
