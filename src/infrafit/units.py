@@ -56,6 +56,8 @@ SECONDS_PER_MONTH: Final = HOURS_PER_MONTH * SECONDS_PER_HOUR
 
 # --- power ---------------------------------------------------------------------------------------
 W_PER_KW: Final = 1e3
+#: grams in a kilogram (emissions are kept in kg CO2e, grid intensities in g CO2e per kWh)
+G_PER_KG: Final = 1e3
 W_PER_MILLIWATT: Final = 1e-3  # watts per milliwatt (NVML reports power in mW)
 
 # --- precisions ------------------------------------------------------------------------------------

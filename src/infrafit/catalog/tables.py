@@ -304,9 +304,28 @@ PROVIDERS = Schema(
 )
 
 
+GRID_CARBON = Schema(
+    "grid_carbon",
+    (
+        text("id", "row id"),
+        text("country", "ISO 3166 alpha-2"),
+        text("city", "city of the data centre; empty = every data centre in the country (one national grid)",
+             required=False),
+        num("co2e_g_per_kwh", "grid carbon intensity, grams CO2-equivalent per kWh (location-based, yearly mean)"),
+        text("period", "the period the mean covers"),
+        text("confidence", "high | medium | low", choices=CONFIDENCE),
+        text("notes", "city or country row and why", required=False),
+        *provenance(),
+    ),
+    doc="Grid carbon intensity where a source publishes it; a place with no row has no emissions figure "
+        "(never guessed).",
+)
+
+
 ROW_CHECKS = {"offers": offer_row_issues, "cost_egress": egress_row_issues, "accelerators": accelerator_row_issues}
 
 #: Every built-in table, in load order (a table named in ``references`` loads before its users).
 TABLES: dict[str, Schema] = {
-    s.name: s for s in (ACCELERATORS, ALIASES, HOSTS, OFFERS, FRAMEWORKS_SCHEMA, STACKS, PROVIDERS, *COST_TABLES)
+    s.name: s for s in (ACCELERATORS, ALIASES, HOSTS, OFFERS, FRAMEWORKS_SCHEMA, STACKS, PROVIDERS, GRID_CARBON,
+                          *COST_TABLES)
 }

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
     @app.command("plan")
     def plan_command(
         spec: Annotated[Path, typer.Argument(help="Workload spec (YAML).")],
-        objective: Annotated[str, typer.Option(help="cost | latency | time | balanced")] = "cost",
+        objective: Annotated[str, typer.Option(help="cost | latency | time | balanced | carbon")] = "cost",
         top: Annotated[int, typer.Option(help="How many options to show.")] = 5,
         json_out: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
         report: Annotated[Path | None, typer.Option(help="Write a report: FILE.html or FILE.md.")] = None,

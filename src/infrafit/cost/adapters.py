@@ -18,6 +18,7 @@ import pandas as pd
 from infrafit.catalog.loader import read_table
 from infrafit.catalog.schema import Column, Schema, num, provenance, text
 from infrafit.cost.capacity_plan import Demand, inference_demand, training_demand
+from infrafit.cost.carbon import facility_pue, grid_intensity
 from infrafit.cost.factors import (
     LOCAL_STORAGE_MODES,
     billing_rule,
@@ -94,6 +95,13 @@ def _site(row, site_region: str, site_country: str) -> tuple[str, str]:
     region = "" if pd.isna(row.region) else str(row.region)
     country = "" if pd.isna(row.country) else str(row.country)
     return (region or site_region, country or site_country)
+
+
+def _column(rows: pd.DataFrame, name: str) -> pd.Series:
+    """A text column with missing cells as ""; all "" when the rows have no such column."""
+    if name not in rows:
+        return pd.Series([""] * len(rows))
+    return rows[name].where(rows[name].notna(), "").astype(str)
 
 
 def _pays_power(mode: str, includes: object) -> bool:
@@ -271,6 +279,10 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
                             f"({FALLBACK_HOST_POWER_W_PER_ACCELERATOR[1]})")
     upto_gb, usd_per_gb, storage = _provider_factors(catalog, rows, notes)
     billing = _billing_factors(catalog, rows, p, load_bytes_per_instance, notes)
+    pays = np.array([_pays_power(m, inc) for m, inc in zip(modes, includes, strict=True)], dtype=bool)
+    carbon = {"carbon_pue": facility_pue(catalog, rows["provider"], pays, site["pue"]),
+              "grid_co2e_g_per_kwh": grid_intensity(catalog, _column(rows, "city"),
+                                                    _column(rows, "country").replace("", site_country))}
     return OfferArrays.build(
         modes, usd_per_hour=rows["usd_per_hour"].to_numpy(dtype=float) * inst,
         usd_per_month=rows["usd_per_month"].to_numpy(dtype=float) * inst,
@@ -282,7 +294,7 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
         ops_hours_per_month=fixed_h,
         ops_hours_per_replica_month=per_h * np.where(_spans_fabric(catalog, rows), 1.0, inst),  # per instance run
         migration_engineer_weeks=migration_engineer_weeks, egress_usd_per_gb=usd_per_gb,
-        egress_tier_upto_gb=upto_gb, storage_usd_per_gb_month=storage, **billing,
+        egress_tier_upto_gb=upto_gb, storage_usd_per_gb_month=storage, **billing, **carbon,
         provider=rows["provider"].to_numpy(dtype=object), region=rows["region"].to_numpy(dtype=object),
         notes=np.array(["; ".join(dict.fromkeys(n)) for n in notes], dtype=object),
     )

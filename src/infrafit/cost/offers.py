@@ -40,6 +40,8 @@ _DEFAULTS: dict[str, float] = {
     "billing_increment_h": 0.0,  # elastic modes: run time per start rounds up to a multiple (0 = exact)
     "billing_minimum_h": 0.0,  # elastic modes: least time billed per instance start
     "startup_h": 0.0,  # per start: boot + image pull + model load, billed before any work is done
+    "carbon_pue": 1.0,  # the facility PUE energy is counted at (cost.carbon)
+    "grid_co2e_g_per_kwh": np.nan,  # the grid's carbon intensity; NaN = no source
 }
 
 
@@ -71,6 +73,8 @@ class OfferArrays:
     billing_increment_h: np.ndarray
     billing_minimum_h: np.ndarray
     startup_h: np.ndarray
+    carbon_pue: np.ndarray
+    grid_co2e_g_per_kwh: np.ndarray
     egress_tier_upto_gb: np.ndarray  # (N, T) cumulative upper bounds, last inf
     egress_usd_per_gb: np.ndarray  # (N, T)
     storage_usd_per_gb_month: Mapping[str, np.ndarray] = field(default_factory=dict)

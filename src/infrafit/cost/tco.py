@@ -14,12 +14,13 @@ from functools import cached_property, reduce
 import numpy as np
 
 from infrafit.cost.capacity_plan import Demand, capacity_events
+from infrafit.cost.carbon import energy_kwh
 from infrafit.cost.modes import book_value_at_horizon, compute_side, replicas_held
 from infrafit.cost.offers import OfferArrays
 from infrafit.cost.params import BREAKDOWN_KEYS, CostParams
 from infrafit.cost.storage_egress import StorageNeeds, response_bytes, storage_usd, tiered_cost
 from infrafit.errors import InputError
-from infrafit.units import GB, MONTHS_PER_YEAR, PER_MILLION, PER_THOUSAND
+from infrafit.units import G_PER_KG, GB, MONTHS_PER_YEAR, PER_MILLION, PER_THOUSAND
 
 ONE_TIME_KEYS = ("migration_usd", "setup_usd")
 
@@ -43,6 +44,8 @@ class CostResult:
     demand: Demand
     resale_usd: np.ndarray | None = None  # (N,) on-prem: what the servers sell for at the horizon's end
     commitment_months: np.ndarray | None = None  # (N,) months committed at purchase or signature
+    energy_kwh: np.ndarray | None = None  # (M, N) facility energy each month (cost.carbon)
+    grid_co2e_g_per_kwh: np.ndarray | None = None  # (N,) the grid's intensity; NaN = no source
 
     @cached_property
     def cash_outlay_usd(self) -> np.ndarray:
@@ -77,6 +80,13 @@ class CostResult:
     def peak_monthly_usd(self) -> np.ndarray:
         """Largest recurring month over the horizon (the one to hold against a monthly budget)."""
         return self.recurring_monthly.max(axis=0)
+
+    @cached_property
+    def co2e_kg(self) -> np.ndarray:
+        """(N,) emissions over the horizon, kg CO2e (location-based); NaN where the grid has no source."""
+        if self.energy_kwh is None or self.grid_co2e_g_per_kwh is None:
+            return np.full(self.tco_usd.shape, np.nan)
+        return self.energy_kwh.sum(axis=0) * self.grid_co2e_g_per_kwh / G_PER_KG
 
     @cached_property
     def feasible(self) -> np.ndarray:
@@ -114,10 +124,21 @@ class CostResult:
             "per_unit": {k: _num(v[i]) for k, v in units.items()},
             "breakdown": {k: float(v[i]) for k, v in self.breakdown.items()},
             "monthly": monthly,
+            "energy": self.energy_json(i),
             "replicas": [float(r) for r in self.demand.fixed_replicas[:, i]],
             "capacity_events": capacity_events(self.demand.fixed_replicas[:, i], capacity or 0.0)
             if str(self.mode[i]) not in ("cloud_on_demand", "cloud_spot") else [],
         }
+
+
+    def energy_json(self, i: int) -> dict:
+        """Energy and emissions of candidate ``i``: per month on average over the horizon."""
+        if self.energy_kwh is None:
+            return {"energy_kwh_per_month": None, "grid_co2e_g_per_kwh": None, "co2e_kg_per_month": None}
+        months = max(self.horizon_months, 1)
+        grid = float(self.grid_co2e_g_per_kwh[i]) if self.grid_co2e_g_per_kwh is not None else float("nan")
+        return {"energy_kwh_per_month": float(self.energy_kwh[:, i].sum()) / months,
+                "grid_co2e_g_per_kwh": _num(grid), "co2e_kg_per_month": _num(float(self.co2e_kg[i]) / months)}
 
 
 def _num(x: float) -> float | None:
@@ -185,4 +206,5 @@ def price_options(
     bought = owned & (np.nan_to_num(offers.purchase_usd) > 0)
     commitment = np.where(elastic | (owned & ~bought), 0.0,
                           np.where(owned, offers.life_years * MONTHS_PER_YEAR, offers.term_months))
-    return CostResult(offers.mode, horizon_months, monthly, beyond, demand, resale, np.nan_to_num(commitment))
+    return CostResult(offers.mode, horizon_months, monthly, beyond, demand, resale, np.nan_to_num(commitment),
+                      energy_kwh(demand, offers, p), offers.grid_co2e_g_per_kwh)

@@ -41,12 +41,31 @@ def _alternatives(part, idx: np.ndarray) -> dict[str, float]:
 
 def _ranking_line(objective: str, n: int, rank: int, tco: float, best_tco: float, metric_name: str,
                   metric: float, horizon: int) -> str:
-    lead = {"cost": "cheapest", "latency": "lowest latency", "time": "fastest", "balanced": "best balance"}[objective]
+    lead = {"cost": "cheapest", "latency": "lowest latency", "time": "fastest", "balanced": "best balance",
+            "carbon": "lowest emissions"}[objective]
     if rank == 1:
         return (f"{lead} of {n:,} feasible candidates: TCO {fmt_usd(tco)} over {horizon} months; "
                 f"{ex.SLO_LABEL.get(metric_name, metric_name)} {ex.fmt_value(metric_name, metric)}")
     return (f"TCO {fmt_usd(tco)} ({(tco - best_tco) / best_tco:+.0%} vs #1); "
             f"{ex.SLO_LABEL.get(metric_name, metric_name)} {ex.fmt_value(metric_name, metric)}")
+
+
+def objective_metric(part, objective: str) -> np.ndarray:
+    """What the objective ranks by besides TCO: emissions over the horizon (kg CO2e; NaN where the grid has no
+    source) for ``carbon``, the part's latency or time to train otherwise."""
+    return part.cost.co2e_kg if objective == "carbon" else part.ev.metric
+
+
+def carbon_line(part, i: int) -> str:
+    """What option ``i`` emits, or why that is not known."""
+    e = part.cost.energy_json(i)
+    row = part.offers.iloc[i]
+    if e["co2e_kg_per_month"] is None:
+        where = ", ".join(str(x) for x in (row.get("city"), row.get("country")) if x and x == x) or str(row["region"])
+        return (f"emissions not known: no sourced grid carbon intensity for {where} (grid_carbon.csv); "
+                f"energy {e['energy_kwh_per_month']:,.0f} kWh/month")
+    return (f"emissions {e['co2e_kg_per_month']:,.0f} kg CO2e/month: {e['energy_kwh_per_month']:,.0f} kWh/month at "
+            f"{e['grid_co2e_g_per_kwh']:,.0f} g CO2e/kWh (location-based grid mean, grid_carbon.csv)")
 
 
 def _context(workload, catalog, parts, compat, today) -> dict:
@@ -67,7 +86,7 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
     idx = np.flatnonzero(mask)
     if idx.size == 0:
         return [], {}
-    tco, metric = part.cost.tco_usd[idx], part.ev.metric[idx]
+    tco, metric = part.cost.tco_usd[idx], objective_metric(part, objective)[idx]
     order = idx[order_by(objective, tco, metric)]
     if objective == "cost":  # near-equal costs: fewer accelerators, verified offers, sourced prices, simpler
         offers = part.offers
@@ -110,6 +129,8 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
             o["why"].append(vs)
         if on_front[i]:
             o["why"].append("on the Pareto front of TCO vs " + ex.SLO_LABEL.get(metric_name, metric_name))
+        if objective == "carbon":
+            o["why"].insert(1, carbon_line(part, i))
         o["rank"] = rank
         o["front_point"] = {"tco_usd": float(part.cost.tco_usd[i]), "metric_value": float(part.ev.metric[i])}
         options.append(o)

@@ -25,12 +25,12 @@ from infrafit.units import fmt_usd
 
 PAIR_POOL = 60
 #: The part whose metric ranks pairs under each objective.
-PAIR_METRIC_PART = {"cost": "serve", "latency": "serve", "time": "train", "balanced": "serve"}
+PAIR_METRIC_PART = {"cost": "serve", "latency": "serve", "time": "train", "balanced": "serve", "carbon": "both"}
 #: The ordering each part's own pool takes under the pair objective (cheapest otherwise).
 PART_POOL_OBJECTIVE = {("train", "time"): "time", ("serve", "latency"): "latency",
-                       ("serve", "balanced"): "balanced"}
+                       ("serve", "balanced"): "balanced", ("train", "carbon"): "carbon", ("serve", "carbon"): "carbon"}
 _LEAD = {"cost": "cheapest pair", "latency": "lowest serving p99 pair", "time": "fastest-training pair",
-         "balanced": "best-balanced pair"}
+         "balanced": "best-balanced pair", "carbon": "lowest-emission pair"}
 
 
 def _pool(part, objective: str, n: int) -> np.ndarray:
@@ -44,20 +44,28 @@ def _pool(part, objective: str, n: int) -> np.ndarray:
     chosen = ok[np.argsort(part.cost.tco_usd[ok], kind="stable")][:n]
     own = PART_POOL_OBJECTIVE.get((part.task, objective))
     if own is not None and ok.size:
-        chosen = np.union1d(chosen, ok[order_by(own, part.cost.tco_usd[ok], part.ev.metric[ok])][:n])
+        metric = part.cost.co2e_kg if own == "carbon" else part.ev.metric
+        chosen = np.union1d(chosen, ok[order_by(own, part.cost.tco_usd[ok], metric[ok])][:n])
     return chosen
 
 
 def _pair_metric(parts, objective: str, ti: np.ndarray, si: np.ndarray) -> np.ndarray:
     """The metric pairs rank by (``PAIR_METRIC_PART``), shaped (train pool, serve pool)."""
+    if PAIR_METRIC_PART[objective] == "both":  # emissions of the pair: both parts' (unknown stays unknown)
+        return parts["train"].cost.co2e_kg[ti][:, None] + parts["serve"].cost.co2e_kg[si][None, :]
     if PAIR_METRIC_PART[objective] == "train":
         return np.broadcast_to(parts["train"].ev.metric[ti][:, None], (ti.size, si.size))
     return np.broadcast_to(parts["serve"].ev.metric[si][None, :], (ti.size, si.size))
 
 
+def _metric_text(objective: str, value: float) -> str:
+    from infrafit.search.explain import fmt_value
+
+    return f"{float(value):,.0f} kg CO2e" if objective == "carbon" else fmt_value("x_s", float(value))
+
+
 def combined(parts, objective: str, top: int, ctx: dict, failures: dict) -> tuple[list[dict], dict]:
     from infrafit.cost.hybrid import artifact_transfer_bytes, same_site, transfer_usd
-    from infrafit.search.explain import fmt_value
 
     train, serve = parts["train"], parts["serve"]
     if train.cost is None or serve.cost is None:
@@ -96,7 +104,7 @@ def combined(parts, objective: str, top: int, ctx: dict, failures: dict) -> tupl
     keys = [(str(t_fam[f // n_s]), str(s_fam[f % n_s]), str(s_mode[f % n_s]), str(bool(st)))
             for f, st in enumerate(site.ravel())]
     chosen = diverse_top([int(f) for f in order], keys, top)
-    metric_label = "time to train" if PAIR_METRIC_PART[objective] == "train" else "serving p99"
+    metric_label = {"train": "time to train", "both": "emissions"}.get(PAIR_METRIC_PART[objective], "serving p99")
     best = float(tco.ravel()[chosen[0]])
     options = []
     for rank, f in enumerate(chosen, start=1):
@@ -117,7 +125,7 @@ def combined(parts, objective: str, top: int, ctx: dict, failures: dict) -> tupl
                f"{fmt_usd(t_opt['cost']['tco_usd'])}, serve on {s_opt['count']}x {s_opt['accelerator']} "
                f"({s_opt['deployment']}, {s_opt['region']}) {fmt_usd(s_opt['cost']['tco_usd'])}, "
                f"artifact transfer {fmt_usd(float(transfer[a, b]))}"
-               + ("" if objective == "cost" else f"; ranked by {metric_label} {fmt_value('x_s', float(metric[a, b]))}")]
+               + ("" if objective == "cost" else f"; ranked by {metric_label} {_metric_text(objective, metric[a, b])}")]
         # The pair serves as the serving part does and trains as the training part does.
         performance = {**s_opt["performance"], "time_to_train_s": t_opt["performance"].get("time_to_train_s")}
         options.append({**s_opt, "rank": rank, "deployment": cost["deployment"], "cost": cost,

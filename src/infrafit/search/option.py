@@ -228,5 +228,31 @@ def option_json(part, i: int, ctx: dict) -> dict:
         "region": str(row["region"] or ""), "country": str(row["country"] or ""), "family": row["family"],
         "offer_id": str(row["id"]), "user_row": user or acc_row.user_row, "availability": availability,
         "price_retrieved_on": str(row["retrieved_on"]),
-        "server": server, "performance": perf, "cost": cost, "why": why, "risks": risks,
+        "server": server, "performance": perf, "cost": cost, "efficiency": efficiency(part, workload, cost),
+        "why": why, "risks": risks,
     }
+
+
+def work_done(part, workload) -> tuple[str, float]:
+    """(unit, amount over the horizon) of the work an option does: output tokens for a decoder served,
+    requests (images, items, utterances) for other serving, training tokens or samples for training."""
+    d = part.cost.demand
+    if part.task == "train":
+        tr = workload.training
+        runs = d.runs_per_month * int(workload.horizon_months)
+        if tr.tokens:
+            return "training_tokens", float(tr.tokens) * runs
+        return "training_samples", float(tr.samples or tr.dataset.samples or 0.0) * float(tr.epochs or 1.0) * runs
+    tokens = float(d.output_tokens_per_month.sum())
+    if tokens > 0:
+        return "output_tokens", tokens
+    return "requests", float(d.requests_per_month.sum())
+
+
+def efficiency(part, workload, cost: dict) -> dict:
+    """Work per dollar and per kWh, energy and (where the grid's intensity is sourced) emissions."""
+    unit, work = work_done(part, workload)
+    energy = cost["energy"]
+    kwh = (energy["energy_kwh_per_month"] or 0.0) * int(workload.horizon_months)
+    return {"work_unit": unit, "work_per_usd": work / cost["tco_usd"] if cost["tco_usd"] > 0 else None,
+            "work_per_kwh": work / kwh if kwh > 0 else None, **energy}

@@ -81,7 +81,7 @@ def order_by(objective: str, tco: np.ndarray, metric: np.ndarray) -> np.ndarray:
     m = np.where(np.isfinite(metric), metric, np.inf)
     if objective == "cost":
         return np.lexsort((m, tco))
-    if objective in ("latency", "time"):
+    if objective in ("latency", "time", "carbon"):  # carbon: ``metric`` is kg CO2e (unknown = inf, last)
         return np.lexsort((tco, m))
     score = np.log(tco / np.nanmin(tco)) + np.log(m / np.nanmin(m[np.isfinite(m)] if np.isfinite(m).any() else 1.0))
     return np.lexsort((tco, score))

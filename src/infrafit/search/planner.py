@@ -36,7 +36,7 @@ from infrafit.search.types import Plan
 from infrafit.units import fmt_bytes, fmt_duration
 from infrafit.workload.spec_types import MIN_LATENCY_S
 
-OBJECTIVES = ("cost", "latency", "time", "balanced")
+OBJECTIVES = ("cost", "latency", "time", "balanced", "carbon")
 #: Less server time than this under a latency target is no budget (the spec's own latency floor).
 MIN_SERVER_BUDGET_S = MIN_LATENCY_S
 

@@ -15,7 +15,7 @@ from typing import Any
 
 _OPTION_FIELDS = ("accelerator", "count", "precision", "stack", "deployment", "provider", "region", "country",
                   "family", "offer_id", "price_retrieved_on", "server", "performance", "cost", "why", "risks",
-                  "part", "rank", "parts", "front_point", "user_row", "availability")
+                  "part", "rank", "parts", "front_point", "user_row", "availability", "efficiency", "switch")
 
 
 def _frozen(value: Any) -> Mapping[str, Any]:
@@ -60,6 +60,8 @@ class Option:
     parts: tuple[Option, ...] = ()
     user_row: bool = False  # its offer or accelerator comes from the user's catalog overlay
     availability: str = "verified"  # its offer: verified | unverified (copied from another region)
+    efficiency: Mapping[str, Any] = field(default_factory=dict)  # work per USD and per kWh, energy, emissions
+    switch: Mapping[str, Any] | None = None  # with ``current:``: what moving to this option takes and pays back
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Option:
@@ -76,7 +78,9 @@ class Option:
                    front_point=_frozen(d["front_point"]) if d.get("front_point") is not None else None,
                    part=d.get("part"), parts=tuple(cls.from_dict(p) for p in d.get("parts") or ()),
                    user_row=bool(d.get("user_row", False)),
-                   availability=str(d.get("availability") or "verified"))
+                   availability=str(d.get("availability") or "verified"),
+                   efficiency=_frozen(d.get("efficiency")),
+                   switch=_frozen(d["switch"]) if d.get("switch") is not None else None)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -85,7 +89,10 @@ class Option:
             "country": self.country, "family": self.family, "offer_id": self.offer_id,
             "price_retrieved_on": self.price_retrieved_on, "server": dict(self.server),
             "performance": dict(self.performance), "cost": dict(self.cost), "why": list(self.why),
-            "risks": list(self.risks), "user_row": self.user_row, "availability": self.availability}
+            "risks": list(self.risks), "user_row": self.user_row, "availability": self.availability,
+            "efficiency": dict(self.efficiency)}
+        if self.switch is not None:
+            out["switch"] = dict(self.switch)
         if self.part is not None:
             out["part"] = self.part
         if self.rank:
