@@ -50,6 +50,10 @@ VISION = {"name": "vision", "task": "inference", "model": "resnet50", "framework
 INLINE = {"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 32,
           "num_key_value_heads": 8, "intermediate_size": 8192, "vocab_size": 128256, "max_position_embeddings": 8192}
 
+TODAY = {"accelerator": "h100", "count": 8, "provider": "AWS", "mode": "cloud_on_demand", "monthly_usd": 60000}
+CURRENT = copy.deepcopy(CHAT) | {"current": TODAY}
+CURRENT_USERS = copy.deepcopy(USERS) | {"current": TODAY | {"region": "us-east-1"}}
+
 #: field -> (base, {dotted path: new value}, "plan" | "refused")
 EFFECTS: dict[str, tuple[dict, dict, str]] = {
     "name": (CHAT, {"name": "other-name"}, "name"),
@@ -132,6 +136,15 @@ EFFECTS: dict[str, tuple[dict, dict, str]] = {
     "horizon_months": (CHAT, {"horizon_months": 36}, "plan"),
     "ops.engineer_usd_per_hour": (CHAT, {"ops": {"engineer_usd_per_hour": 250}}, "plan"),
     "ops.familiar_stacks": (CHAT, {"ops": {"familiar_stacks": ["tensorrt-llm"]}}, "plan"),
+    "current.accelerator": (CURRENT, {"current.accelerator": "a100-80gb"}, "plan"),
+    "current.count": (CURRENT, {"current.count": 16}, "plan"),
+    "current.monthly_usd": (CURRENT, {"current.monthly_usd": 30000}, "plan"),
+    "current.mode": (CURRENT, {"current.mode": "cloud_reserved_1y"}, "plan"),
+    "current.provider": (CURRENT, {"current.provider": "Lambda"}, "plan"),
+    "current.host": (CURRENT, {"current.host": "gcp_a3_highgpu_8g"}, "plan"),
+    "current.region": (CURRENT_USERS, {"current.region": "tokyo"}, "plan"),
+    "current.framework": (CURRENT, {"current.framework": "tensorflow"}, "plan"),
+    "current.contract_months_left": (CURRENT, {"current.contract_months_left": 6}, "plan"),
 }
 #: the base a ``plan_vs*`` entry is compared with, instead of its plain base
 VS = {

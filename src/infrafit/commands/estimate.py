@@ -63,7 +63,8 @@ def estimate_workload(workload, catalog, *, accelerator: str | None = None, coun
     from infrafit.perf import Config, best_tp, choose_precision, estimate
 
     _check_numbers(count, tp, pp, ep * cp * (dp or 1), precision, concurrency, batch, requests_per_s)
-    acc, count, host = _target(catalog, accelerator, count, offer)
+    offers = _offers(catalog, workload)
+    acc, count, host = _target(catalog, offers, accelerator, count, offer)
     own_runtime = workload.model_arch().kind == "tabular" and stack == workload.framework  # served by its library
     stack = resolve_stack(catalog, stack, acc, workload.task) if stack is not None and not own_runtime else stack
     check_ep(ep, count, workload.model_arch())
@@ -72,7 +73,7 @@ def estimate_workload(workload, catalog, *, accelerator: str | None = None, coun
     if tp is None:
         config = Config(acc.id, count, prec, stack, best_tp(workload, config, catalog), pp, dp, ep, cp)
     if offer is not None:
-        _check_tp_fits_instance(catalog, offer, config.tp)
+        _check_tp_fits_instance(offers, offer, config.tp)
     point = _point(workload, concurrency, batch, requests_per_s)
     return estimate(workload, config, catalog, point=point, host=host)
 
@@ -94,8 +95,22 @@ def _check_numbers(count, tp, pp, ep, precision, concurrency, batch, requests_pe
             raise InputError(f"{name} {v}: must be a positive number", fix=f"give {name} a value above 0")
 
 
-def _target(catalog, accelerator: str | None, count: int | None, offer: str | None):
-    """(accelerator, count, host spec) from --accelerator/--count, or from --offer."""
+def _offers(catalog, workload):
+    """The catalog's offers, and with ``current:`` in the spec today's platform as offer ``current`` (the
+    plan's stay option names it)."""
+    if workload.current is None:
+        return catalog.offers
+    from datetime import date
+
+    import pandas as pd
+
+    from infrafit.search.current import current_offer
+
+    return pd.concat([catalog.offers, current_offer(catalog, workload, date.today())], ignore_index=True)
+
+
+def _target(catalog, offers, accelerator: str | None, count: int | None, offer: str | None):
+    """(accelerator, count, host spec) from --accelerator/--count, or from --offer (an id of ``offers``)."""
     from infrafit.errors import InputError, suggest
 
     if offer is None:
@@ -103,9 +118,9 @@ def _target(catalog, accelerator: str | None, count: int | None, offer: str | No
             raise InputError("--accelerator and --count are needed (or --offer)",
                              fix="name the hardware: --accelerator ID --count N, or --offer OFFER_ID")
         return catalog.accelerator(accelerator), count, None
-    rows = catalog.offers[catalog.offers["id"] == offer]
+    rows = offers[offers["id"] == offer]
     if rows.empty:
-        raise InputError(f"--offer {offer!r} is not in the catalog{suggest(offer, catalog.offers['id'])}",
+        raise InputError(f"--offer {offer!r} is not in the catalog{suggest(offer, offers['id'])}",
                          fix="pick an id from `infrafit catalog offers`")
     row = rows.iloc[0].to_dict()
     acc = catalog.accelerator(str(row["accelerator_id"]))
@@ -122,11 +137,11 @@ def _target(catalog, accelerator: str | None, count: int | None, offer: str | No
     return acc, n, host_spec(catalog, {**row, "instances_per_replica": n // per_instance})
 
 
-def _check_tp_fits_instance(catalog, offer: str, tp: int) -> None:
+def _check_tp_fits_instance(offers, offer: str, tp: int) -> None:
     """A tensor-parallel group lives inside one instance (the instance is the unit bought)."""
     from infrafit.errors import InputError
 
-    per_instance = int(catalog.offers.loc[catalog.offers["id"] == offer, "accelerator_count"].iloc[0])
+    per_instance = int(offers.loc[offers["id"] == offer, "accelerator_count"].iloc[0])
     if tp > per_instance:
         raise InputError(f"--tp {tp} spans instances of {offer} ({per_instance} accelerator(s) each): a TP group "
                          "needs the links inside one instance",

@@ -365,4 +365,10 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
     out = assemble.build(workload, catalog, arch, parts, masks, compat, excluded, failures, objective, top,
                          today=today, diverse=diverse)
     out["pruned_offers"] = pruned_offers
+    if workload.current is not None:
+        from datetime import date
+
+        from infrafit.search.current import add_current
+
+        out = add_current(out, workload, arch, catalog, objective, today or date.today(), build_part)
     return Plan.from_dict(out)

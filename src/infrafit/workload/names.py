@@ -172,6 +172,7 @@ def name_problems(workload: Workload, catalog: Any) -> list[Triple]:
                         "or a two-letter country code"))
     out += _hardware_problems(workload, catalog)
     out += _owned_problems(workload, catalog)
+    out += _current_problems(workload, catalog)
     for i, prov in enumerate(dep.exclude_providers):
         if provider_key(prov) not in known["providers"]:
             display = sorted(known["providers"].values())
@@ -226,6 +227,51 @@ def _owned_problems(workload: Workload, catalog: Any) -> list[Triple]:
                         f"{item.count} {acc} do not fill one {host} ({int(row['accelerator_count'])} per server)",
                         "give the count of accelerators you own in whole servers, or name a smaller host"))
     return out
+
+
+def current_host(catalog: Any, accelerator: str, count: int, host: str | None, provider: str | None) -> str | None:
+    """The host today's platform runs on: the spec's ``host``, else the catalog's instance or server of the
+    accelerator whose size divides ``count`` (the provider's own first, then the largest), else None."""
+    hosts = catalog.hosts
+    if host:
+        return host if host in set(hosts["id"]) else None
+    rows = hosts[(hosts["accelerator_id"] == accelerator) & (hosts["accelerator_count"].astype(int) <= count)]
+    rows = rows[count % rows["accelerator_count"].astype(int) == 0]
+    if rows.empty:
+        return None
+    wanted = provider_key(provider) if provider else None
+    mine = rows["provider"].map(provider_key).to_numpy() == wanted
+    pick = rows.assign(mine=mine).sort_values(["mine", "accelerator_count", "id"], ascending=[False, False, True])
+    return str(pick["id"].iloc[0])
+
+
+def _current_problems(workload: Workload, catalog: Any) -> list[Triple]:
+    cur = workload.current
+    if cur is None:
+        return []
+    if workload.inference is not None and workload.training is not None:
+        return [(("current",), "current: compares one platform with one workload, this spec both trains and serves",
+                 "plan the serving and the training as two specs, each with its own current:")]
+    names = accelerator_names(catalog)
+    acc = names.get(cur.accelerator.lower())
+    if acc is None:
+        return [(("current", "accelerator"),
+                 f"{cur.accelerator!r} is not an accelerator in the catalog{suggest(cur.accelerator, names)}",
+                 "use an id or alias from `infrafit catalog accelerators`")]
+    host = current_host(catalog, acc, cur.count, cur.host, cur.provider)
+    if host is None:
+        what = (f"host {cur.host!r} is not in hosts.csv" if cur.host
+                else f"no instance or server of {acc} in hosts.csv holds a whole share of {cur.count}")
+        return [(("current", "host"), what, "name the instance with host: (an id of `infrafit catalog hosts`), "
+                 "or add a host row with --catalog-dir")]
+    row = catalog.hosts.set_index("id").loc[host]
+    if row["accelerator_id"] != acc:
+        return [(("current", "host"), f"host {host} holds {row['accelerator_id']}, not {acc}",
+                 "name a host with that accelerator")]
+    if cur.count % int(row["accelerator_count"]):
+        return [(("current", "count"), f"{cur.count} {acc} are not whole {host} ({int(row['accelerator_count'])} each)",
+                 "give the accelerators you run today in whole instances, or name the host you run")]
+    return []
 
 
 def accelerator_names(catalog: Any) -> dict[str, str]:

@@ -22,6 +22,7 @@ from infrafit.workload import spec_types as t
 from infrafit.workload.spec_sections import (
     Availability,
     Budget,
+    Current,
     Deployment,
     Growth,
     Hardware,
@@ -66,6 +67,7 @@ class Workload(Section):
     budget: Budget = Budget()
     horizon_months: t.HorizonMonths = 12
     ops: Ops = Ops()
+    current: Current | None = None
 
     @model_validator(mode="after")
     def _derived_defaults_and_contradictions(self, info: ValidationInfo) -> Workload:

@@ -337,6 +337,28 @@ class Deployment(Section):
     own_facility_meets: Annotated[tuple[Requirement, ...], Field(max_length=13)] = ()
 
 
+CurrentMode = Literal["cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly",
+                      "on_prem"]
+
+
+class Current(Section):
+    """What runs the workload today (``search.current``): ``count`` accelerators of ``accelerator`` in
+    servers like ``host`` (a hosts.csv id; default the catalog's instance of that accelerator whose size
+    divides ``count``) at ``provider``, bought as ``mode``, costing ``monthly_usd`` a month all in
+    (compute, storage, network). Adds "stay as is" to the plan and a switch plan to every other option."""
+
+    accelerator: Annotated[str, Field(min_length=1, max_length=100)]
+    count: Annotated[int, Field(ge=1, le=1_000_000)]
+    monthly_usd: t.Usd
+    mode: CurrentMode = "cloud_on_demand"
+    provider: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    host: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    region: t.Place | None = None
+    framework: Literal["pytorch", "tensorflow", "jax", "onnx", "sklearn", "xgboost"] | None = None
+    #: Months still committed on today's platform (a reservation or contract): paid whether you switch or not.
+    contract_months_left: Annotated[int, Field(ge=0, le=120)] = 0
+
+
 _HardwareName = Annotated[str, Field(min_length=1, max_length=100)]
 
 
