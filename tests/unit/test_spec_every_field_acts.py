@@ -52,6 +52,7 @@ INLINE = {"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, "
 
 TODAY = {"accelerator": "h100", "count": 8, "provider": "AWS", "mode": "cloud_on_demand", "monthly_usd": 60000}
 CURRENT = copy.deepcopy(CHAT) | {"current": TODAY}
+EVOLVING = copy.deepcopy(CHAT) | {"workflow": {"maturity": "evolving"}, "deployment": {"allowed": ["on_prem"]}}
 CURRENT_USERS = copy.deepcopy(USERS) | {"current": TODAY | {"region": "us-east-1"}}
 
 #: field -> (base, {dotted path: new value}, "plan" | "refused")
@@ -136,6 +137,9 @@ EFFECTS: dict[str, tuple[dict, dict, str]] = {
     "horizon_months": (CHAT, {"horizon_months": 36}, "plan"),
     "ops.engineer_usd_per_hour": (CHAT, {"ops": {"engineer_usd_per_hour": 250}}, "plan"),
     "ops.familiar_stacks": (CHAT, {"ops": {"familiar_stacks": ["tensorrt-llm"]}}, "plan"),
+    "workflow.maturity": (CHAT, {"workflow": {"maturity": "exploring"}}, "plan"),
+    "workflow.model_changes_per_year": (EVOLVING, {"workflow.model_changes_per_year": 12}, "plan"),
+    "workflow.new_hardware_share": (EVOLVING, {"workflow.new_hardware_share": 1.0}, "plan"),
     "current.accelerator": (CURRENT, {"current.accelerator": "a100-80gb"}, "plan"),
     "current.count": (CURRENT, {"current.count": 16}, "plan"),
     "current.monthly_usd": (CURRENT, {"current.monthly_usd": 30000}, "plan"),

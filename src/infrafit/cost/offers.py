@@ -40,6 +40,7 @@ _DEFAULTS: dict[str, float] = {
     "billing_increment_h": 0.0,  # elastic modes: run time per start rounds up to a multiple (0 = exact)
     "billing_minimum_h": 0.0,  # elastic modes: least time billed per instance start
     "startup_h": 0.0,  # per start: boot + image pull + model load, billed before any work is done
+    "change_engineer_weeks": 0.0,  # porting repaid at every model change (cost.workflow): not first-class
     "carbon_pue": 1.0,  # the facility PUE energy is counted at (cost.carbon)
     "grid_co2e_g_per_kwh": np.nan,  # the grid's carbon intensity; NaN = no source
 }
@@ -73,6 +74,7 @@ class OfferArrays:
     billing_increment_h: np.ndarray
     billing_minimum_h: np.ndarray
     startup_h: np.ndarray
+    change_engineer_weeks: np.ndarray
     carbon_pue: np.ndarray
     grid_co2e_g_per_kwh: np.ndarray
     egress_tier_upto_gb: np.ndarray  # (N, T) cumulative upper bounds, last inf

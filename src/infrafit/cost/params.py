@@ -28,6 +28,8 @@ BREAKDOWN_KEYS: tuple[str, ...] = (
     "setup_usd",
     "interruption_overhead_usd",
     "resale_loss_usd",
+    "model_change_usd",
+    "stranded_commitment_usd",
 )
 
 MODES: tuple[str, ...] = (

@@ -19,6 +19,7 @@ from infrafit.cost.modes import book_value_at_horizon, compute_side, replicas_he
 from infrafit.cost.offers import OfferArrays
 from infrafit.cost.params import BREAKDOWN_KEYS, CostParams
 from infrafit.cost.storage_egress import StorageNeeds, response_bytes, storage_usd, tiered_cost
+from infrafit.cost.workflow import porting_usd, stranded_usd
 from infrafit.errors import InputError
 from infrafit.units import G_PER_KG, GB, MONTHS_PER_YEAR, PER_MILLION, PER_THOUSAND
 
@@ -164,12 +165,14 @@ def price_options(
     storage: StorageNeeds | None = None,
     egress_bytes_per_month: np.ndarray | None = None,
     params: CostParams | None = None,
+    changes=None,
 ) -> CostResult:
     """Price N candidates (``demand`` and ``offers`` both of length N) over the horizon.
 
     ``egress_bytes_per_month`` (M,) defaults to the responses sent to users: output tokens x
     ``params.bytes_per_output_token``. Egress is priced on each candidate's tiers; storage on its
-    USD/GB-month by tier.
+    USD/GB-month by tier. ``changes`` (``cost.workflow.ChangeRates``) prices model changes: porting
+    repaid per change and commitments stranded by changes that need other hardware.
     """
     p = params or CostParams()
     if demand.months != horizon_months or demand.candidates != len(offers):
@@ -195,6 +198,10 @@ def price_options(
     migration = np.zeros(shape)
     migration[0] = offers.migration_engineer_weeks * p.hours_per_engineer_week * engineer_usd_per_hour
     monthly["migration_usd"] = migration
+    if changes is not None:
+        monthly["model_change_usd"] = porting_usd(offers, changes, shape[0], p.hours_per_engineer_week,
+                                                  engineer_usd_per_hour)
+        monthly["stranded_commitment_usd"] = stranded_usd(monthly, demand, offers, p, changes)
     for key in BREAKDOWN_KEYS:
         monthly.setdefault(key, np.zeros(shape))
         beyond.setdefault(key, np.zeros(shape[1]))

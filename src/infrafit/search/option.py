@@ -173,6 +173,8 @@ def option_json(part, i: int, ctx: dict) -> dict:
         why.append(f"{peak:.0f} replica(s) of {part.ev.capacity[i]:,.3g} requests/s held at the peak month "
                    "(fixed modes)")
         why.extend(x for x in [_availability_line(workload)] if x)
+    why.extend(x for x in [_workflow_line(workload, cost, str(row["family"]), float(part.arrays.term_months[i]),
+                                          str(row["mode"]))] if x)
     comp = ctx["compat"][row["family"]]
     risks = []
     if comp.support != "first-class":
@@ -231,6 +233,28 @@ def option_json(part, i: int, ctx: dict) -> dict:
         "server": server, "performance": perf, "cost": cost, "efficiency": efficiency(part, workload, cost),
         "why": why, "risks": risks,
     }
+
+
+def _workflow_line(workload, cost: dict, family: str, term_months: float, mode: str) -> str | None:
+    """What the model changes of ``workflow:`` add to this option (porting per change, stranded commitment)."""
+    from infrafit.cost.workflow import rates
+
+    r = rates(workload.workflow)
+    if r is None or r.changes_per_year <= 0:
+        return None
+    b = cost["breakdown"]
+    port, stranded = b.get("model_change_usd", 0.0), b.get("stranded_commitment_usd", 0.0)
+    head = f"workflow {workload.workflow.maturity}: {r.changes_per_year:g} model change(s) a year "
+    head += (f"add {fmt_usd(port)} of porting on {family}" if port > 0 else
+             f"port nothing on {family} (first-class for {workload.framework}: $0)")
+    if stranded > 0:
+        how = ("servers sold early at the resale haircut" if mode == "on_prem"
+               else f"{term_months:g}-month term paid for retired hardware")
+        head += (f"; expected stranded commitment {fmt_usd(stranded)} ({how}; "
+                 f"{r.new_hardware_share:.0%} of changes need other hardware)")
+    elif mode in ("cloud_on_demand", "cloud_spot"):
+        head += "; elastic capacity strands nothing"
+    return head
 
 
 def work_done(part, workload) -> tuple[str, float]:

@@ -212,8 +212,12 @@ def spot_params(workload):
     return replace(base, spot_checkpoint_interval_s=float(tr.checkpoint_every_minutes) * units.SECONDS_PER_MINUTE)
 
 
-def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, migration_weeks: np.ndarray):
-    """OfferArrays and CostResult of every candidate row (capacity or time to train from ``ev``)."""
+def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, migration_weeks: np.ndarray,
+               change_weeks: np.ndarray | None = None):
+    """OfferArrays and CostResult of every candidate row (capacity or time to train from ``ev``);
+    ``change_weeks`` (porting repaid at every model change, ``workflow:``) defaults to none."""
+    from dataclasses import replace
+
     from infrafit.cost.adapters import offers_from_catalog
     from infrafit.cost.capacity_plan import inference_demand, training_demand
     from infrafit.cost.storage_egress import storage_needs
@@ -238,6 +242,8 @@ def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, 
                                  migration_engineer_weeks=np.asarray(migration_weeks, float)[first],
                                  load_bytes_per_instance=load[first],
                                  site_region=site_region, site_country=site_country).take(codes)
+    if change_weeks is not None:
+        arrays = replace(arrays, change_engineer_weeks=np.asarray(change_weeks, dtype=float))
     dataset = 0.0
     if task == "train":
         tr = workload.training
@@ -257,6 +263,9 @@ def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, 
                                   zones=int(workload.availability.zones))
         growth = float(workload.growth.data_per_month)
     storage = storage_needs(months, dataset_bytes=dataset, data_growth_per_month=growth) if dataset else None
+    from infrafit.cost.workflow import rates
+
     cost = price_options(demand, arrays, horizon_months=months,
-                         engineer_usd_per_hour=float(workload.ops.engineer_usd_per_hour), storage=storage, params=p)
+                         engineer_usd_per_hour=float(workload.ops.engineer_usd_per_hour), storage=storage, params=p,
+                         changes=rates(workload.workflow))
     return arrays, cost

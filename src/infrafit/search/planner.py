@@ -122,11 +122,11 @@ def build_part(workload, arch, catalog, offers, compat, task: str, objective: st
     rows = pd.concat(rows_list, ignore_index=True) if rows_list else offers.iloc[:0]
     if len(rows) == 0:
         return Part(task, rows, ev, None, None, failures, n_eval)
-    weeks = np.array([compat[f].porting_weeks for f in rows["family"]], dtype=float)
-    weeks = weeks + adoption_weeks([r.get("stack", "default") for r in ev.rows],
+    porting = np.array([compat[f].porting_weeks for f in rows["family"]], dtype=float)
+    weeks = porting + adoption_weeks([r.get("stack", "default") for r in ev.rows],
                                    resolve_familiar(workload.ops.familiar_stacks, catalog.stacks),
                                    str(workload.framework), catalog.stacks)
-    arrays, cost = price_part(workload, catalog, rows, ev, task, weeks)
+    arrays, cost = price_part(workload, catalog, rows, ev, task, weeks, change_weeks=porting)
     blocked = np.zeros(len(rows), bool)
     if task == "train" and workload.training.deadline_s:
         blocked = _spot_deadline(workload, rows, ev, arrays, fam_of, failures)

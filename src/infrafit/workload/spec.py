@@ -33,6 +33,7 @@ from infrafit.workload.spec_sections import (
     Section,
     Training,
     Usage,
+    Workflow,
 )
 from infrafit.workload.yaml_loader import Loaded, load_yaml_text, read_spec_file
 
@@ -68,6 +69,7 @@ class Workload(Section):
     horizon_months: t.HorizonMonths = 12
     ops: Ops = Ops()
     current: Current | None = None
+    workflow: Workflow | None = None
 
     @model_validator(mode="after")
     def _derived_defaults_and_contradictions(self, info: ValidationInfo) -> Workload:

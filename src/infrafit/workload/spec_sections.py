@@ -337,6 +337,16 @@ class Deployment(Section):
     own_facility_meets: Annotated[tuple[Requirement, ...], Field(max_length=13)] = ()
 
 
+class Workflow(Section):
+    """How often the model changes (``cost.workflow``): each change repays the porting of a not-first-class
+    accelerator or stack, and a change that needs other hardware strands what is committed. The rates
+    default to the maturity's row of ``workflow_maturity.csv``."""
+
+    maturity: Literal["exploring", "evolving", "stable"] = "stable"
+    model_changes_per_year: Annotated[float, Field(ge=0, le=52)] | None = None
+    new_hardware_share: Annotated[float, Field(ge=0, le=1)] | None = None
+
+
 CurrentMode = Literal["cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly",
                       "on_prem"]
 
