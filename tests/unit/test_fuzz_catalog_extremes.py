@@ -68,7 +68,8 @@ def test_extreme_numbers_are_refused_or_plan_finitely(tmp_path: Path, table: str
     assert planned + refused > 0 or not columns
 
 
-@pytest.mark.parametrize("example", sorted((ROOT / "examples").glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("example", [p for p in sorted((ROOT / "examples").glob("*.yaml"))
+                                     if "\nworkloads:" not in p.read_text()], ids=lambda p: p.stem)
 def test_extreme_spec_numbers_are_refused_or_plan_finitely(example: Path) -> None:
     """Every number of every example set to 0, -1, 1e-300 or 1e308: refused with 'To fix' or finite JSON."""
     base = yaml.safe_load(example.read_text())

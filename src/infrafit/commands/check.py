@@ -42,10 +42,20 @@ def check(
     """Validate a workload spec; list every problem with file:line and how to fix it."""
     from infrafit.catalog import load_catalog
     from infrafit.commands.output import print_json
-    from infrafit.workload.spec import load_spec
+    from infrafit.workload.fleet import Fleet, load_spec_or_fleet
     from infrafit.workload.spec_explain import render_yaml
 
-    workload = load_spec(spec, load_catalog(), sets or ())  # names (regions, places, providers) checked against it
+    workload = load_spec_or_fleet(spec, load_catalog(), sets or ())  # names checked against the catalog
+    if isinstance(workload, Fleet):  # a fleet: every workload, resolved
+        if as_json:
+            print_json({"name": workload.name, "workloads": [w.resolved() for w in workload.workloads]})
+            return
+        typer.echo(f"OK fleet {workload.name}: {len(workload.workloads)} workloads")
+        for w in workload.workloads:
+            typer.echo("  " + _summary(w))
+            if explain:
+                typer.echo("\n".join(render_yaml(w.explain())))
+        return
     if as_json:
         print_json(workload.resolved())
         return

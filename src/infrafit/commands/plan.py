@@ -47,7 +47,7 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
     from infrafit.catalog import load_catalog
     from infrafit.errors import InputError, NoFeasibleOption
     from infrafit.search.planner import plan
-    from infrafit.workload.spec import load_spec
+    from infrafit.workload.fleet import Fleet, load_spec_or_fleet
 
     if report is not None and report.suffix.lower() not in (".html", ".htm", ".md", ".markdown"):
         raise InputError(f"--report {report}: unknown report type {report.suffix or '(none)'!r}",
@@ -55,7 +55,11 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
     if report is not None:
         _check_writable(report)
     catalog = load_catalog()
-    workload = load_spec(spec, catalog, sets)
+    workload = load_spec_or_fleet(spec, catalog, sets)
+    if isinstance(workload, Fleet):
+        return run_fleet(spec, workload, catalog, top=top, json_out=json_out, refused={
+            "--report": report, "--export": export, "--objective": None if objective == "cost" else objective,
+            "--verified-only": verified_only or None, "--max-price-age-days": max_price_age_days})
     result = plan(workload, catalog, objective=objective, top=top, diverse=diverse, verified_only=verified_only,
                   max_price_age_days=max_price_age_days)
     if json_out:
@@ -86,6 +90,31 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
         reasons = "; ".join(f"{e.what}: {e.reason}" for e in result.excluded[:8])
         raise NoFeasibleOption(f"no option meets the hard constraints of {spec.name} ({reasons})",
                                fix="relax an SLO, the deadline, the budget, placement or allowed deployments")
+    return result
+
+
+def run_fleet(spec: Path, fleet, catalog, *, top: int, json_out: bool, refused: dict):
+    """A fleet spec (``workloads: [...]``): each workload's plan and the combined fleet (``search.fleet``)."""
+    from infrafit.errors import InputError, NoFeasibleOption
+    from infrafit.search.fleet import plan_fleet
+
+    given = [k for k, v in refused.items() if v not in (None, False)]
+    if given:
+        raise InputError(f"{', '.join(given)} do not apply to a fleet spec yet",
+                         fix="plan one workload of the fleet on its own for those, or drop them")
+    result = plan_fleet(fleet, catalog, top=top)
+    if json_out:
+        from infrafit.commands.output import print_json
+
+        print_json(result)
+    else:
+        from infrafit.commands.output import stdout
+        from infrafit.report.render import render_fleet
+
+        render_fleet(result, stdout)
+    if result["combined"] is None:
+        raise NoFeasibleOption(f"no option for {', '.join(e['what'] for e in result['excluded'])} in {spec.name}",
+                               fix="plan that workload alone to see why, and relax its constraints")
     return result
 
 

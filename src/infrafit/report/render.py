@@ -141,6 +141,36 @@ def render_terminal(plan: Plan, console: Any) -> None:
         console.print(stale[0].upper() + stale[1:] + ".", highlight=False)
 
 
+def render_fleet(result: dict, console: Any) -> None:
+    """A fleet plan: each workload's best option apart, then the combined fleet and its saving."""
+    from rich.table import Table
+
+    table = Table(title=f"infrafit fleet plan: {result['name']} ({result['horizon_months']} months)", show_lines=True)
+    for col in ("workload", "best apart", "TCO apart", "in the combined plan"):
+        table.add_column(col, overflow="fold")
+    combined = result.get("combined") or {}
+    within = {x["name"]: x for x in combined.get("per_workload", [])}
+    for w in result["workloads"]:
+        options = w["plan"]["options"]
+        best = options[0] if options else None
+        what = (f"{best['count']}x {best['accelerator']} {best['precision']} · {best['deployment']} · "
+                f"{best['provider']}" if best else "no option")
+        mine = within.get(w["name"])
+        share = f"{fmt_usd(mine['tco_usd'])}" + (f" ({mine['share']:.0%} of the fleet)" if "share" in mine else "") \
+            if mine else "-"
+        table.add_row(w["name"], what, fmt_usd(best["cost"]["tco_usd"]) if best else "-", share)
+    console.print(table)
+    if combined:
+        head = "shared fleet" if combined["kind"] == "shared" else "planned apart"
+        console.print(f"[bold]combined ({head})[/bold]: TCO {fmt_usd(combined['tco_usd'])}, saving "
+                      f"{fmt_usd(combined['saving_usd'])} against {fmt_usd(result['separate_tco_usd'])} apart",
+                      highlight=False)
+        for line in combined["why"]:
+            console.print(f"  - {line}", highlight=False)
+    for e in result.get("excluded", []):
+        console.print(f"  - {e['what']}: {e['reason']}", highlight=False)
+
+
 def hidden_lines(plan: Plan) -> list[str]:
     """What the top-N did not show, in words: near-copies the diversity rule hid (``--all`` shows them)
     and candidates past the worth-showing bounds (``search.pareto.worth_showing``)."""

@@ -13,6 +13,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -314,17 +317,25 @@ def _no_offers(workload, objective: str, kinds: tuple[str, ...], excluded: list[
                            "options": [], "excluded": [head, *excluded]})
 
 
-def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None, diverse: bool = True,
-         verified_only: bool = False, max_price_age_days: int | None = None) -> Plan:
-    """The whole plan, typed (``Plan.to_dict()`` is the ``plan --json`` shape); no options when nothing
-    meets the hard constraints (the command then exits 3)."""
-    if objective not in OBJECTIVES:
-        raise InputError(f"unknown objective {objective!r}", fix=f"use one of {', '.join(OBJECTIVES)}")
-    if top < 1:
-        raise InputError(f"--top {top} must be at least 1", fix="ask for 1 or more options")
-    if max_price_age_days is not None and max_price_age_days < 0:
-        raise InputError(f"--max-price-age-days {max_price_age_days} is negative",
-                         fix="give a number of days, e.g. --max-price-age-days 365")
+@dataclass
+class Prepared:
+    """The planner's work before ranking: the priced parts, the candidates each may show (``masks``), and
+    what was excluded and why (``plan`` ranks and explains them; ``search.fleet`` pools them)."""
+
+    arch: Any
+    parts: dict[str, Part]
+    masks: dict[str, np.ndarray]
+    compat: dict
+    excluded: list[dict]
+    failures: dict[str, list[str]]
+    kinds: tuple[str, ...]
+    pruned_offers: int = 0
+    empty: bool = False
+
+
+def prepare(workload, catalog, *, objective: str = "cost", today=None, verified_only: bool = False,
+            max_price_age_days: int | None = None) -> Prepared:
+    """Offers filtered, families checked, every part evaluated and priced, budgets applied."""
     arch = workload.model_arch()
     resolve_familiar(workload.ops.familiar_stacks, catalog.stacks)  # unknown names: exit 2 before any work
     pl = workload.placement
@@ -342,7 +353,7 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
     kept = filt.kept[filt.kept["family"].map(lambda f: compat[f].allowed)].reset_index(drop=True)
     kept, pruned_offers = prune_dominated(kept)
     if kept.empty:
-        return _no_offers(workload, objective, kinds, excluded)
+        return Prepared(arch, {}, {}, compat, excluded, {}, kinds, pruned_offers, empty=True)
     parts: dict[str, Part] = {}
     failures: dict[str, list[str]] = {}
     if workload.is_training:
@@ -362,13 +373,31 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
                 np.isfinite(part.cost.tco_usd)
             if part.blocked is not None:
                 masks[name] &= ~part.blocked
-    out = assemble.build(workload, catalog, arch, parts, masks, compat, excluded, failures, objective, top,
-                         today=today, diverse=diverse)
-    out["pruned_offers"] = pruned_offers
+    return Prepared(arch, parts, masks, compat, excluded, failures, kinds, pruned_offers)
+
+
+def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None, diverse: bool = True,
+         verified_only: bool = False, max_price_age_days: int | None = None) -> Plan:
+    """The whole plan, typed (``Plan.to_dict()`` is the ``plan --json`` shape); no options when nothing
+    meets the hard constraints (the command then exits 3)."""
+    if objective not in OBJECTIVES:
+        raise InputError(f"unknown objective {objective!r}", fix=f"use one of {', '.join(OBJECTIVES)}")
+    if top < 1:
+        raise InputError(f"--top {top} must be at least 1", fix="ask for 1 or more options")
+    if max_price_age_days is not None and max_price_age_days < 0:
+        raise InputError(f"--max-price-age-days {max_price_age_days} is negative",
+                         fix="give a number of days, e.g. --max-price-age-days 365")
+    prep = prepare(workload, catalog, objective=objective, today=today, verified_only=verified_only,
+                   max_price_age_days=max_price_age_days)
+    if prep.empty:
+        return _no_offers(workload, objective, prep.kinds, prep.excluded)
+    out = assemble.build(workload, catalog, prep.arch, prep.parts, prep.masks, prep.compat, prep.excluded,
+                         prep.failures, objective, top, today=today, diverse=diverse)
+    out["pruned_offers"] = prep.pruned_offers
     if workload.current is not None:
         from datetime import date
 
         from infrafit.search.current import add_current
 
-        out = add_current(out, workload, arch, catalog, objective, today or date.today(), build_part)
+        out = add_current(out, workload, prep.arch, catalog, objective, today or date.today(), build_part)
     return Plan.from_dict(out)

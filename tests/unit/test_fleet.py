@@ -1,0 +1,118 @@
+"""workloads: [...] planned apart and together on one fleet (issue 19 point 2)."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from infrafit.catalog import load_catalog
+from infrafit.cli import app, main
+from infrafit.search.fleet import Member, _pack, plan_fleet, size_pool
+from infrafit.units import HOURS_PER_MONTH
+from infrafit.workload.fleet import Fleet, fleet_from_data
+from infrafit.workload.yaml_loader import load_yaml_text
+
+CHAT = {"task": "inference", "model": "llama3.1-8b",
+        "inference": {"mode": "realtime", "traffic": {"requests_per_s": 1, "daily_profile": "business-hours",
+                                                      "input_tokens": 800, "output_tokens": 200},
+                      "slo": {"ttft_p99_s": 1.0, "tpot_p99_s": 0.06}}}
+BATCH = {"task": "inference", "model": "bert-large", "usage": {"pattern": "periodic"},
+         "inference": {"mode": "batch", "traffic": {"items": {"per_day": 1_000_000, "window_hours": 6},
+                                                    "input_tokens": 256}}}
+SHARED = {"horizon_months": 12, "placement": {"countries": ["US"]}, "deployment": {"allowed": ["cloud", "dedicated"]}}
+
+
+def _fleet(items, shared=SHARED, name="f"):
+    text = yaml.safe_dump({"name": name, **shared, "workloads": items}, sort_keys=False)
+    return fleet_from_data(load_yaml_text(text, "fleet.yaml"), base_dir=None, default_name=name,
+                           catalog=load_catalog())
+
+
+def test_items_take_the_shared_fields_and_keep_their_own():
+    f = _fleet([CHAT | {"name": "a"}, CHAT | {"name": "b", "placement": {"countries": ["DE"]}}])
+    assert isinstance(f, Fleet) and [w.name for w in f.workloads] == ["a", "b"]
+    assert f.workloads[0].placement.countries == ("US",) and f.workloads[1].placement.countries == ("DE",)
+    assert all(w.horizon_months == 12 and w.deployment.allowed == ("cloud", "dedicated") for w in f.workloads)
+
+
+@pytest.mark.parametrize("items,shared,needle", [
+    ([CHAT | {"name": "a"}, CHAT | {"name": "a"}], SHARED, "share a name"),
+    ([CHAT | {"name": "a"}, CHAT | {"name": "b", "horizon_months": 24}], SHARED, "different horizon_months"),
+    ([CHAT | {"name": "a", "inference": {"mode": "realtime", "traffic": {"requests_per_s": -1}}}], SHARED,
+     "requests_per_s"),
+    ([], SHARED, "non-empty list"),
+])
+def test_bad_fleets_are_refused_with_the_field(tmp_path, capsys, items, shared, needle):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"name": "f", **shared, "workloads": items}, sort_keys=False))
+    assert main(["plan", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert needle in err and "To fix" in err
+
+
+def _member(name, u, busy, weights=1e9, kv=1e9, realtime=True, fill=None):
+    u = np.asarray(u, float)
+    return Member(name, None, 0, realtime, u, np.zeros((len(u), 168)), np.asarray(fill if fill is not None else
+                  np.zeros(len(u)), float), np.asarray(busy, float), weights, kv)
+
+
+def test_fractions_of_an_instance_pack_together_within_memory():
+    ms = [_member("a", [0.3], [100]), _member("b", [0.4], [100]), _member("c", [0.5], [100])]
+    assert _pack(ms, [0.3, 0.4, 0.5], memory=1e12)[0] == 2  # 0.5 + 0.4 and 0.3
+    assert _pack(ms, [0.3, 0.4, 0.5], memory=2.5e9)[0] == 3  # weights + KV share: one model per instance
+    assert _pack(ms, [1.3, 0.0, 0.5], memory=1e12)[0] == 2  # a whole instance of its own, 0.3 + 0.5 shared
+
+
+def test_batch_fills_idle_hours_and_overflow_gets_its_own_instances():
+    rt = _member("chat", [0.5, 0.5], [100, 100])
+    small = _member("batch", [0, 0], [50, 50], realtime=False, fill=[50, 50])
+    held, hours, notes = size_pool([rt, small], 1e12, 2)
+    assert list(held) == [1, 1] and any("idle hours" in n for n in notes)
+    big = _member("batch", [0, 0], [2000, 2000], realtime=False, fill=[2000, 2000])
+    held, hours, _ = size_pool([rt, big], 1e12, 2)
+    idle = HOURS_PER_MONTH - 100
+    assert held[0] == 1 + np.ceil((2000 - idle) / HOURS_PER_MONTH)
+
+
+@pytest.fixture(scope="module")
+def small_fleet():
+    items = [CHAT | {"name": "chat-a"}, copy.deepcopy(CHAT) | {"name": "chat-b", "model": "qwen2.5-7b"},
+             BATCH | {"name": "nightly"}]
+    return _fleet(items)
+
+
+def test_combined_is_never_worse_than_apart_and_adds_up(small_fleet):
+    out = plan_fleet(small_fleet, load_catalog(), top=1)
+    c = out["combined"]
+    assert c["tco_usd"] <= out["separate_tco_usd"] + 1e-6 <= out["separate_sum_usd"] + 1e-6
+    assert c["saving_usd"] == pytest.approx(out["separate_tco_usd"] - c["tco_usd"])
+    assert sum(x["tco_usd"] for x in c["per_workload"]) == pytest.approx(c["tco_usd"])
+    if c["kind"] == "shared":  # small models at low load share instances
+        assert max(c["instances_by_month"]) < len(small_fleet.workloads)
+
+
+def test_a_fleet_that_cannot_share_is_planned_apart():
+    big = {"task": "inference", "model": "llama3.1-70b",
+           "inference": {"mode": "realtime", "traffic": {"requests_per_s": 20, "input_tokens": 2000,
+                                                         "output_tokens": 400},
+                         "slo": {"ttft_p99_s": 1.5, "tpot_p99_s": 0.05}}}
+    f = _fleet([big | {"name": "big-us"}, big | {"name": "big-jp", "placement": {"countries": ["JP"]}}])
+    out = plan_fleet(f, load_catalog(), top=1)
+    assert out["combined"]["kind"] == "separate"  # no offer is both in the US and in Japan
+    assert out["combined"]["tco_usd"] == pytest.approx(out["separate_tco_usd"])
+
+
+def test_cli_plans_a_fleet_and_refuses_what_does_not_apply(tmp_path, capsys):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"name": "f", **SHARED, "workloads": [CHAT | {"name": "a"}, BATCH | {"name": "b"}]}))
+    result = CliRunner().invoke(app, ["plan", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert [w["name"] for w in out["workloads"]] == ["a", "b"] and out["combined"]["kind"] in ("shared", "separate")
+    assert main(["plan", str(path), "--report", str(tmp_path / "r.html")]) == 2
+    assert "fleet" in capsys.readouterr().err
