@@ -10,12 +10,17 @@ from importlib import import_module
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["__version__", "check", "estimate", "plan"]
+__all__ = ["__version__", "check", "estimate", "plan", "plan_fleet"]
 
 
 def plan(spec: Any, **kwargs: Any) -> Any:
     """``infrafit.api.plan``: the typed plan of a spec (a YAML path or a dict)."""
     return import_module("infrafit.api").plan(spec, **kwargs)
+
+
+def plan_fleet(spec: Any, **kwargs: Any) -> Any:
+    """``infrafit.api.plan_fleet``: a fleet spec's plans apart and combined (a dict)."""
+    return import_module("infrafit.api").plan_fleet(spec, **kwargs)
 
 
 def estimate(spec: Any, **kwargs: Any) -> Any:

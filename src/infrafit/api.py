@@ -79,3 +79,23 @@ def estimate(spec: str | Path | dict[str, Any], *, accelerator: str | None = Non
     return estimate_workload(workload, catalog, accelerator=accelerator, count=count, precision=precision,
                              stack=stack, tp=tp, pp=pp, ep=ep, dp=dp, cp=cp, offer=offer, concurrency=concurrency,
                              batch=batch, requests_per_s=requests_per_s)
+
+
+def plan_fleet(spec: str | Path | dict[str, Any], *, top: int = 3) -> dict[str, Any]:
+    """The fleet plan ``infrafit plan FLEET --json`` prints for a spec with ``workloads: [...]``: each
+    workload's plan, ``separate_tco_usd`` and the ``combined`` plan (``search.fleet``)."""
+    from infrafit.catalog import load_catalog
+    from infrafit.errors import InputError
+    from infrafit.search.fleet import plan_fleet as run
+    from infrafit.workload.fleet import fleet_from_data, is_fleet
+    from infrafit.workload.yaml_loader import Loaded, load_yaml_text, read_spec_file
+
+    if isinstance(spec, dict):
+        loaded, base_dir, name = Loaded(data=spec, source="<dict>"), None, "fleet"
+    else:
+        text, source = read_spec_file(spec)
+        loaded, base_dir, name = load_yaml_text(text, source), Path(spec).resolve().parent, Path(spec).stem
+    if not is_fleet(loaded.data):
+        raise InputError(f"{loaded.source} has no workloads: list", fix="use infrafit.plan for one workload")
+    catalog = load_catalog()
+    return run(fleet_from_data(loaded, base_dir=base_dir, default_name=name, catalog=catalog), catalog, top=top)

@@ -116,3 +116,16 @@ def test_cli_plans_a_fleet_and_refuses_what_does_not_apply(tmp_path, capsys):
     assert [w["name"] for w in out["workloads"]] == ["a", "b"] and out["combined"]["kind"] in ("shared", "separate")
     assert main(["plan", str(path), "--report", str(tmp_path / "r.html")]) == 2
     assert "fleet" in capsys.readouterr().err
+
+
+def test_the_fleet_example_pools_and_the_api_returns_the_cli_json():
+    import infrafit
+
+    out = infrafit.plan_fleet("examples/multi-model-fleet.yaml", top=1)
+    assert [w["name"] for w in out["workloads"]] == ["support-chat", "code-assist", "nightly-embeddings"]
+    c = out["combined"]
+    assert c["kind"] == "shared" and c["tco_usd"] < out["separate_tco_usd"]
+    assert any("share instances within memory" in w for w in c["why"])
+    assert any("idle hours" in w for w in c["why"])
+    with pytest.raises(Exception, match="workloads"):
+        infrafit.plan_fleet("examples/chatbot-asia.yaml")
