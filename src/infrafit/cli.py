@@ -94,7 +94,7 @@ def _eprint(text: str) -> None:
 
 #: Packages of the optional extras (pyproject.toml) -> the extra that installs them.
 OPTIONAL_EXTRAS = {"torch": "bench", "psutil": "bench", "pynvml": "monitor", "prometheus_client": "monitor",
-                   "httpx": "refresh"}
+                   "httpx": "refresh", "ray": "ray", "pyarrow": "parquet"}
 
 
 def _internal(exc: BaseException, debug: bool) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import typer
 
-from infrafit.commands import bench, catalog, check, diff, estimate, monitor, plan
+from infrafit.commands import bench, catalog, check, diff, estimate, monitor, plan, sweep
 
 ALL_AREAS: list[Callable[[typer.Typer], None]] = [
     check.register,
@@ -20,4 +20,5 @@ ALL_AREAS: list[Callable[[typer.Typer], None]] = [
     diff.register,
     bench.register,
     monitor.register,
+    sweep.register,
 ]
