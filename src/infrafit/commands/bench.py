@@ -193,6 +193,45 @@ def bench_storage(
     _show(rec.result(), as_json)
 
 
+@bench_app.command("import")
+def bench_import(
+    file: Annotated[Path, typer.Argument(help="A load-test result JSON (vllm bench serve --save-result, guidellm "
+                                              "--output-path, aiperf's profile export).", show_default=False)],
+    fmt: Annotated[str | None, typer.Option("--format", help="vllm-bench | guidellm | aiperf (default: "
+                                                             "detected).")] = None,
+    option_from: Annotated[Path | None, typer.Option("--option-from", help="The `plan --json` output whose "
+                                                                          "option was load-tested.")] = None,
+    rank: Annotated[int, typer.Option(help="The option's rank in --option-from.")] = 1,
+    spec: Annotated[Path | None, typer.Option("--spec", help="The plan's spec: predict the option at the load "
+                                                             "the test measured (else its planned figures).")] = None,
+    db: DbOpt = None, as_json: JsonOpt = False,
+) -> None:
+    """Store measured serving results (TTFT/TPOT/e2e percentiles, throughput) beside the plan's prediction."""
+    from infrafit.bench.serving_import import import_file
+    from infrafit.commands.output import note, print_json, stdout
+    from infrafit.errors import InputError
+    from infrafit.store import connect
+
+    if rank < 1:
+        raise InputError(f"--rank {rank} must be at least 1", fix="give the option's rank, e.g. --rank 1")
+    out = import_file(connect(db), file, fmt, option_from, rank, spec)
+    note(f"stored {len(out['measurements'])} measurements from {len(out['results'])} {out['tool']} result(s) "
+         f"as run {out['run_id']}")
+    if as_json:
+        print_json(out)
+        return
+    from rich.table import Table
+
+    table = Table(title=f"imported {file.name}" + (f" against option #{rank}" if out["option"] else ""))
+    for col in ("kind", "statistic", "measured", "predicted", "error"):
+        table.add_column(col)
+    for m in out["measurements"]:
+        table.add_row(m["kind"], m["params"]["statistic"], f"{m['value']:.4g}",
+                      "-" if m["predicted"] is None else f"{m['predicted']:.4g}",
+                      "-" if m["error"] is None else f"{m['error']:+.0%}")
+    stdout.print(table)
+
+
 @bench_app.command("history")
 def bench_history(
     db: DbOpt = None, as_json: JsonOpt = False,

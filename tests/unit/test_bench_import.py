@@ -1,0 +1,96 @@
+"""infrafit bench import: load-test results stored beside the option's prediction (issue 16 point 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from infrafit.bench.importers import detect, read_results
+from infrafit.bench.results import history
+from infrafit.cli import app, main
+from infrafit.errors import InputError
+from infrafit.store import connect
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = ROOT / "tests" / "fixtures" / "loadtests"
+FILES = {"vllm-bench": FIX / "vllm_bench_serve.json", "guidellm": FIX / "guidellm_report.json",
+         "aiperf": FIX / "aiperf_profile_export.json"}
+SPEC = {"name": "chat8b", "task": "inference", "model": "llama3.1-8b", "precision": ["bf16"],
+        "inference": {"mode": "realtime", "traffic": {"requests_per_s": 4, "input_tokens": 800, "output_tokens": 200},
+                      "slo": {"ttft_p99_s": 1.0, "tpot_p99_s": 0.05}},
+        "placement": {"countries": ["US"]}, "deployment": {"allowed": ["cloud"]}, "horizon_months": 12}
+
+
+@pytest.mark.parametrize("fmt", sorted(FILES))
+def test_each_format_is_detected_and_read_in_si(fmt):
+    data = json.loads(FILES[fmt].read_text())
+    assert detect(data) == fmt
+    results = read_results(data)
+    r = results[0]
+    raw = {"vllm-bench": data.get("p99_ttft_ms"),
+           "guidellm": (data.get("benchmarks") or [{}])[0].get("metrics", {}).get("time_to_first_token_ms", {})
+           .get("successful", {}).get("percentiles", {}).get("p99"),
+           "aiperf": data.get("records", {}).get("time_to_first_token", {}).get("p99")}[fmt]
+    assert r.ttft_s["p99"] == pytest.approx(raw / 1000)  # milliseconds in the file, seconds here
+    assert r.requests_per_s and r.requests_per_s > 0 and r.tpot_s["p99"] < r.ttft_s["p99"] * 10
+    if fmt == "guidellm":
+        assert len(results) == 2 and results[1].target_rate_per_s == 8.0  # one result per benchmark of a sweep
+
+
+def test_a_foreign_file_is_refused_with_a_fix():
+    with pytest.raises(InputError, match="not a vllm bench, guidellm or aiperf"):
+        detect({"hello": 1})
+    with pytest.raises(InputError, match="no measurement"):
+        read_results({"benchmarks": []})
+
+
+@pytest.fixture(scope="module")
+def plan_json(tmp_path_factory):
+    d = tmp_path_factory.mktemp("plan")
+    spec = d / "chat.yaml"
+    spec.write_text(json.dumps(SPEC))
+    result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "2"])
+    assert result.exit_code == 0, result.output
+    path = d / "plan.json"
+    path.write_text(result.stdout)
+    return path
+
+
+def test_import_stores_results_beside_the_option_re_estimated_at_the_measured_load(tmp_path, plan_json):
+    db = tmp_path / "r.db"
+    result = CliRunner().invoke(app, ["bench", "import", str(FILES["guidellm"]), "--option-from", str(plan_json),
+                                      "--rank", "1", "--db", str(db), "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    rows = history(connect(db), run_id=out["run_id"])
+    ttft = [r for r in rows if r["kind"] == "serving_ttft_s" and r["params"]["statistic"] == "p99"]
+    assert len(ttft) == 2 and all(r["predicted"] is not None and r["error"] is not None for r in ttft)
+    # latency rises with load: the option predicted at 8 req/s is slower than at 2 req/s
+    by_rate = sorted(ttft, key=lambda r: r["params"]["target_rate_per_s"])
+    assert by_rate[1]["predicted"] > by_rate[0]["predicted"]
+    planned = json.loads(plan_json.read_text())["options"][0]
+    assert all(r["params"]["option"]["offer_id"] == planned["offer_id"] for r in rows)
+    for r in ttft:
+        assert r["error"] == pytest.approx((r["predicted"] - r["value"]) / r["value"])
+
+
+def test_import_without_a_plan_stores_measurements_only(tmp_path):
+    db = tmp_path / "r.db"
+    assert main(["bench", "import", str(FILES["vllm-bench"]), "--db", str(db), "--json"]) == 0
+    rows = history(connect(db))
+    assert rows and all(r["predicted"] is None for r in rows)
+    assert {r["kind"] for r in rows} >= {"serving_ttft_s", "serving_tpot_s", "serving_requests_per_s"}
+
+
+def test_bad_imports_exit_2(tmp_path, capsys, plan_json):
+    bad = tmp_path / "x.json"
+    bad.write_text("{not json")
+    assert main(["bench", "import", str(bad), "--db", str(tmp_path / "r.db")]) == 2
+    assert main(["bench", "import", str(FILES["aiperf"]), "--option-from", str(plan_json), "--rank", "9",
+                 "--db", str(tmp_path / "r.db")]) == 2
+    assert main(["bench", "import", str(FILES["aiperf"]), "--format", "locust", "--db", str(tmp_path / "r.db")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("To fix") >= 3
