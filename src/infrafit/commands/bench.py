@@ -111,10 +111,18 @@ def bench_run(
     layers: Annotated[int | None, typer.Option(help="Layers to run (default: as many as fit the budget).")] = None,
     train: Annotated[bool, typer.Option("--train/--no-train", help="Also measure training steps.")] = True,
     budget_s: Annotated[float | None, typer.Option("--budget-s", help="Time budget per measured point.")] = None,
+    executor: Annotated[str, typer.Option(help="local (this machine) | ray (once on each node type of the Ray "
+                                               "cluster at RAY_ADDRESS, or a local Ray)")] = "local",
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Run the scaled model (inference sweep + training steps) after a memory triad; store everything."""
+    if executor not in ("local", "ray"):
+        raise InputError(f"unknown executor {executor!r}", fix="use local or ray")
+    if executor == "ray":
+        _bench_fleet(model, quick, precision, device, db, as_json,
+                     custom=[x for x in (batch_sizes, seq_lens, layers, budget_s) if x is not None] or not train)
+        return
     from infrafit.bench.models import DTYPES
     from infrafit.bench.options import positive_int, positive_seconds
     from infrafit.bench.runner import ModelBenchConfig
@@ -153,6 +161,38 @@ def bench_run(
         run_model_bench(shape, cfg, dev, rec, on_total=lambda n: progress.update(task, total=n),
                         advance=lambda: progress.advance(task))
     _show({**rec.result(), "shape": shape.to_json()}, as_json)
+
+
+def _bench_fleet(model: str, quick: bool, precision: str, device: str, db: Path | None, as_json: bool,
+                 custom: Any) -> None:
+    """``bench run --executor ray``: once per node type, every measurement gathered here."""
+    from infrafit.bench.fleet import run_fleet
+    from infrafit.bench.suite import resolve_arch
+    from infrafit.commands.output import note, print_json, stdout
+    from infrafit.store import connect
+
+    if custom:
+        raise InputError("--executor ray runs the standard suite on every node type",
+                         fix="drop --batch-sizes/--seq-lens/--layers/--budget-s/--no-train, or run locally")
+    if precision not in ("fp32", "bf16", "fp16"):
+        raise InputError(f"--precision {precision!r} is not runnable by bench run", fix="use fp32, bf16 or fp16")
+    if device not in ("cpu", "cuda"):
+        raise InputError(f"--device {device!r} is unknown", fix="use cpu or cuda")
+    resolve_arch(model)  # an unknown model fails here, before any node runs
+    nodes = run_fleet(model, quick=quick, precision=precision, device=device, conn=connect(db))
+    note(f"bench fleet: {len(nodes)} node type(s) measured")
+    if as_json:
+        print_json({"nodes": nodes})
+        return
+    from rich.table import Table
+
+    table = Table(title=f"bench run {model} on {len(nodes)} node type(s)")
+    for col in ("run_id", "node", "CPU", "resources", "measurements"):
+        table.add_column(col)
+    for n in nodes:
+        table.add_row(n["run_id"], n["node_id"][:12], str(n["host"].get("cpu_model", "?")),
+                      ", ".join(f"{k}={v:g}" for k, v in n["node_type"].items()), str(n["measurements"]))
+    stdout.print(table)
 
 
 @bench_app.command("memory")
