@@ -83,3 +83,21 @@ def test_training_export_is_an_indexed_job_with_the_layout(tmp_path):
     par = option["performance"]["parallelism"]
     assert f"--tensor-parallel {par['tp']}" in serve and f"--data-parallel {par['dp']}" in serve
     assert "torchrun" in serve
+
+
+@pytest.mark.parametrize("spec", ["jax-pretraining.yaml", "chatbot-asia.yaml", "lora-finetune-70b.yaml"])
+def test_every_skypilot_file_validates_against_skypilots_task_schema(tmp_path, spec):
+    """The vendored copy of SkyPilot's task schema (tests/fixtures/skypilot_task_schema.json, source inside)."""
+    import jsonschema
+
+    schema = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "skypilot_task_schema.json").read_text())
+    out, _ = _export(tmp_path, spec)
+    files = sorted(out.rglob("skypilot.yaml"))
+    for path in files:
+        jsonschema.validate(yaml.safe_load(path.read_text()), schema)
+    index = json.loads((out / "index.json").read_text())
+    assert len(files) == sum(1 for o in index["options"] if o["skypilot"]) + (1 if files else 0)
+    bad = yaml.safe_load(files[0].read_text()) | {"resources": {"accelerator": "H100:8"}} if files else None
+    if bad is not None:  # the schema is strict: a misspelt key fails
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
