@@ -26,7 +26,7 @@ app = typer.Typer(
     name="infrafit",
     help="Plan, price and prove the infrastructure for an AI workload.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )

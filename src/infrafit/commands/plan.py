@@ -32,17 +32,24 @@ def register(app: typer.Typer) -> None:
         sets: SetOpt = None,
         export: Annotated[Path | None, typer.Option("--export", help="Write what to run per option into DIR "
                                                     "(serve.sh, k8s.yaml, loadtest.sh, skypilot.yaml).")] = None,
+        explain: Annotated[int | None, typer.Option("--explain", help="Print the full reasoning of option N "
+                                                    "(why, risks, cost items, server) instead of the table.")] = None,
     ) -> None:
         """Search, rank and explain infrastructure options for SPEC."""
+        if explain is not None and (explain < 1 or explain > top):
+            from infrafit.errors import InputError
+
+            raise InputError(f"--explain {explain} is not among the {top} options asked for",
+                             fix=f"give a rank from 1 to {top} (or raise --top)")
         run_plan(spec, objective=objective, top=top, json_out=json_out, report=report, diverse=not show_all,
                  verified_only=verified_only, max_price_age_days=max_price_age_days, sets=tuple(sets or ()),
-                 export=export)
+                 export=export, explain=explain)
 
 
 def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: bool = False,
              report: Path | None = None, diverse: bool = True, verified_only: bool = False,
              max_price_age_days: int | None = None, sets: tuple[str, ...] = (),
-             export: Path | None = None) -> Plan:
+             export: Path | None = None, explain: int | None = None) -> Plan:
     """The pure program: load, plan, print, write the report; exit 3 (``NoFeasibleOption``) when empty."""
     from infrafit.catalog import load_catalog
     from infrafit.errors import InputError, NoFeasibleOption
@@ -66,6 +73,11 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
         from infrafit.commands.output import print_json
 
         print_json(result.to_dict())
+    elif explain is not None and result.options:
+        from infrafit.commands.output import stdout
+        from infrafit.report.render import render_explain
+
+        render_explain(result, explain, stdout)
     else:
         from infrafit.commands.output import stdout
         from infrafit.report.render import render_terminal

@@ -115,7 +115,10 @@ def render_terminal(plan: Plan, console: Any) -> None:
     """A rich table of the ranked options, then the why, risks and exclusions."""
     from rich.table import Table
 
+    from infrafit.report.summary import headline
+
     rows = option_rows(plan)
+    console.print(headline(plan), highlight=False)
     table = Table(title=f"infrafit plan: {plan.name}", show_lines=True)
     columns = list(rows[0]) if rows else ["#", "hardware", "deployment", "month 1 / peak", "TCO"]
     keep = _whole_word_widths(rows, columns, int(getattr(console, "width", 0) or 0))
@@ -139,6 +142,48 @@ def render_terminal(plan: Plan, console: Any) -> None:
     stale = price_age_line(plan.price_age)
     if stale:
         console.print(stale[0].upper() + stale[1:] + ".", highlight=False)
+
+
+def render_explain(plan: Plan, rank: int, console: Any) -> None:
+    """Option ``rank`` in full: hardware and server, every why and risk as a bullet, cost items, efficiency."""
+    from infrafit.errors import InputError
+
+    o = next((x for x in plan.options if x.rank == rank), None)
+    if o is None:
+        raise InputError(f"--explain {rank}: the plan has {len(plan.options)} option(s)",
+                         fix=f"give a rank from 1 to {len(plan.options)}")
+    server = dict(o.server)
+    console.print(f"[bold]#{o.rank}[/bold] {o.count}x {o.accelerator} {o.precision} {o.stack} · "
+                  f"{_MODE_SHORT.get(o.deployment, o.deployment)} · {o.provider} · {o.region}", highlight=False)
+    if server.get("host_id"):
+        cores, ram = float(server.get("cpu_cores") or 0), fmt_bytes(float(server.get("ram_bytes") or 0))
+        console.print(f"  server: {server.get('instances_per_replica', 1)} x {server['host_id']} per replica, "
+                      f"{cores:g} cores, {ram} RAM", highlight=False)
+    console.print(f"  performance: {_perf_summary(o)}; bottleneck {o.performance.get('bottleneck') or '-'}",
+                  highlight=False)
+    console.print("[bold]why[/bold]")
+    for w in o.why:
+        console.print(f"  - {w}", highlight=False)
+    if o.risks:
+        console.print("[bold]risks[/bold]")
+        for r in o.risks:
+            console.print(f"  - {r}", highlight=False)
+    months = o.cost.get("horizon_months")
+    console.print(f"[bold]cost over {months} months[/bold]: TCO {fmt_usd(float(o.cost.get('tco_usd') or 0))}",
+                  highlight=False)
+    for k, v in (o.cost.get("breakdown") or {}).items():
+        if v:
+            console.print(f"  - {k.removesuffix('_usd').replace('_', ' ')}: {fmt_usd(float(v))}", highlight=False)
+    e = dict(o.efficiency)
+    if e.get("work_per_usd"):
+        unit = str(e.get("work_unit", "work")).replace("_", " ")
+        line = f"  {e['work_per_usd']:,.0f} {unit} per $"
+        if e.get("work_per_kwh"):
+            line += f", {e['work_per_kwh']:,.0f} per kWh"
+        if e.get("co2e_kg_per_month") is not None:
+            line += f"; {e['co2e_kg_per_month']:,.0f} kg CO2e/month"
+        console.print("[bold]efficiency[/bold]", highlight=False)
+        console.print(line, highlight=False)
 
 
 def render_fleet(result: dict, console: Any) -> None:
@@ -187,8 +232,11 @@ def hidden_lines(plan: Plan) -> list[str]:
 
 def render_markdown(plan: Plan) -> str:
     """The plan as Markdown for a wiki page."""
+    from infrafit.report.summary import headline, workload_lines
+
     rows = option_rows(plan)
-    lines = [f"# infrafit plan: {plan.name}", ""]
+    lines = [f"# infrafit plan: {plan.name}", "", f"**{headline(plan)}**", "", "## Workload", ""]
+    lines += [f"- {x}" for x in workload_lines(plan.workload)] + [""]
     lines.append(f"Objective: **{plan.objective}**. Prices retrieved "
                  f"{plan.catalog_retrieved_on or '?'}. {plan.evaluated:,} configurations evaluated.")
     stale = price_age_line(plan.price_age)
@@ -247,8 +295,8 @@ def render_html(plan: Plan) -> str:
         first = False
     md = render_markdown(plan)
     # The summary (title, options table) comes first, then the charts, then each option's details.
-    head, _, details = md.partition("\n## ")
-    details = "## " + details if details else ""
+    head, _, details = md.partition("\n## #")  # the options' own sections start "## #1: ..."
+    details = "## #" + details if details else ""
     title = html.escape(plan.name)
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"

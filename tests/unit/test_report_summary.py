@@ -1,0 +1,77 @@
+"""A forwarded report says the recommendation and the workload first (issue 17 point 1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from infrafit.catalog import load_catalog
+from infrafit.report.render import render_html, render_markdown, render_terminal
+from infrafit.report.summary import headline
+from infrafit.search.planner import plan
+from infrafit.units import fmt_usd
+from infrafit.workload.spec import load_spec
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.fixture(scope="module")
+def chat():
+    catalog = load_catalog()
+    return plan(load_spec(EXAMPLES / "chatbot-asia.yaml", catalog), catalog, top=3)
+
+
+def test_headline_names_the_pick_its_cost_its_slo_and_why(chat):
+    o = chat.options[0]
+    line = headline(chat)
+    assert line.startswith(f"Recommended: {o.count}x {o.accelerator} {o.precision}")
+    assert o.provider in line and o.region in line
+    assert fmt_usd(o.cost["monthly_usd"]) in line and fmt_usd(o.cost["tco_usd"]) in line
+    assert "within the 1.00 s SLO" in line and "because it is the cheapest" in line
+
+
+def test_the_report_opens_with_the_headline_then_the_workload(chat):
+    md = render_markdown(chat)
+    first = md.index("**Recommended:")
+    work = md.index("## Workload")
+    table = md.index("| # |")
+    assert first < work < table
+    for text in ("llama3.1-70b", "3 requests/s", "8 at peak", "1500 mean", "TTFT p99 1.00 s", "TPOT p99 50.0 ms",
+                 "hong-kong", "24 months", "$90,000/month"):
+        assert text in md[work:table], text
+    page = render_html(chat)
+    assert page.index("Recommended:") < page.index("Workload") < page.index("<table")
+
+
+def test_the_terminal_says_the_recommendation_before_the_table(chat):
+    from io import StringIO
+
+    from rich.console import Console
+
+    buf = StringIO()
+    render_terminal(chat, Console(file=buf, width=200))
+    text = buf.getvalue()
+    assert text.lstrip().startswith("Recommended:") and text.index("Recommended:") < text.index("infrafit plan:")
+
+
+def test_explain_prints_one_option_in_full(capsys):
+    from infrafit.cli import main
+
+    assert main(["plan", str(EXAMPLES / "chatbot-asia.yaml"), "--top", "3", "--explain", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("#2 ") and "#1 " not in out and "#3 " not in out
+    for section in ("why", "risks", "cost over 24 months", "efficiency", "server:"):
+        assert section in out
+    assert "| # |" not in out and "┃" not in out  # no table
+    assert main(["plan", str(EXAMPLES / "chatbot-asia.yaml"), "--top", "3", "--explain", "4"]) == 2
+    assert "To fix" in capsys.readouterr().err
+
+
+def test_shell_completion_is_on():
+    from typer.testing import CliRunner
+
+    from infrafit.cli import app
+
+    result = CliRunner().invoke(app, ["--help"])
+    assert "--install-completion" in result.output and "--show-completion" in result.output
