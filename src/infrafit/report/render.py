@@ -20,8 +20,6 @@ from infrafit.units import fmt_bytes, fmt_duration, fmt_usd
 _MODE_SHORT = {"cloud_on_demand": "on-demand", "cloud_spot": "spot", "cloud_reserved_1y": "reserved 1y",
                "cloud_reserved_3y": "reserved 3y", "dedicated_monthly": "dedicated", "on_prem": "on-prem",
                "hybrid": "hybrid"}
-_WHOLE_WORDS = ("deployment", "hardware")
-_NARROWEST = 6
 _VENDOR_PREFIXES = ("nvidia_", "amd_", "google_", "intel_", "aws_")
 
 
@@ -91,24 +89,42 @@ def option_rows(plan: Plan) -> list[dict[str, str]]:
     return rows
 
 
-def _whole_word_widths(rows: list[dict[str, str]], columns: list[str], width: int) -> dict[str, int]:
-    """Fixed widths that keep region names and chip ids whole (rich folds a word longer than its
-    column mid-word: 'lambda-asia-n / ortheast-1'; a min_width is not enough, rich then crops the
-    table), given in ``_WHOLE_WORDS`` order while the other columns keep at least ``_NARROWEST``
-    characters on a ``width``-wide console. None when the table fits without wrapping."""
-    natural = sum(max((len(x) for r in rows for x in [c, *r[c].splitlines()]), default=0) for c in columns)
-    if natural + 3 * len(columns) + 1 <= width:
-        return {}
-    budget = width - 3 * len(columns) - 1 - _NARROWEST * (len(columns) - 1)
-    out: dict[str, int] = {}
-    for col in _WHOLE_WORDS:
-        if col not in columns:
-            continue
-        longest = max((len(w) for r in rows for w in r[col].split()), default=0)
-        if longest - _NARROWEST <= budget:
-            out[col] = longest
-            budget -= longest - _NARROWEST
-    return out
+#: Columns the terminal drops, in this order, when the table would otherwise split a word or a number
+#: (their content is in the why lines too).
+_OPTIONAL_COLUMNS = ("bottleneck", "performance (p99)")
+
+
+def _longest_token(rows: list[dict[str, str]], col: str) -> int:
+    return max((len(w) for r in rows for w in [*col.split(), *r[col].split()]), default=1)
+
+
+def _longest_line(rows: list[dict[str, str]], col: str) -> int:
+    return max((len(x) for r in rows for x in [col, *r[col].replace(" / ", "\n").splitlines()]), default=1)
+
+
+def fitting_columns(rows: list[dict[str, str]], width: int) -> tuple[list[str], dict[str, int]]:
+    """(columns to show, each one's width; empty when the table fits as it is) so that no word or number
+    is split at ``width``: each column gets at least its longest token, optional columns go until the
+    floors fit, and what is left is shared out by how much more each column would like (a box table costs
+    3 characters per column plus 1). Fixed widths, because rich shrinks wrapping columns below their
+    longest word when a table is too wide."""
+    columns = list(rows[0]) if rows else ["#", "hardware", "deployment", "month 1 / peak", "TCO"]
+    if not width or not rows:
+        return columns, {}
+    natural = {c: _longest_line(rows, c) for c in columns}
+    if sum(natural.values()) + 3 * len(columns) + 1 <= width:
+        return columns, {}
+    floors = {c: _longest_token(rows, c) for c in columns}
+    for drop in _OPTIONAL_COLUMNS:
+        if sum(floors[c] for c in columns) + 3 * len(columns) + 1 <= width:
+            break
+        if drop in columns:
+            columns.remove(drop)
+    spare = width - (sum(floors[c] for c in columns) + 3 * len(columns) + 1)
+    want = {c: natural[c] - floors[c] for c in columns}
+    total = sum(want.values())
+    widths = {c: floors[c] + (int(spare * want[c] / total) if total > 0 and spare > 0 else 0) for c in columns}
+    return columns, widths
 
 
 def render_terminal(plan: Plan, console: Any) -> None:
@@ -120,12 +136,11 @@ def render_terminal(plan: Plan, console: Any) -> None:
     rows = option_rows(plan)
     console.print(headline(plan), highlight=False)
     table = Table(title=f"infrafit plan: {plan.name}", show_lines=True)
-    columns = list(rows[0]) if rows else ["#", "hardware", "deployment", "month 1 / peak", "TCO"]
-    keep = _whole_word_widths(rows, columns, int(getattr(console, "width", 0) or 0))
+    columns, floors = fitting_columns(rows, int(getattr(console, "width", 0) or 0))
     for col in columns:
-        table.add_column(col, overflow="fold", no_wrap=col == "#", width=keep.get(col))
+        table.add_column(col, overflow="fold", no_wrap=col == "#", width=floors.get(col))
     for row in rows:  # the peak month under the first keeps the column narrow on a terminal
-        table.add_row(*(v.replace(" / ", "\n") if k == "month 1 / peak" else v for k, v in row.items()))
+        table.add_row(*(row[k].replace(" / ", "\n") if k == "month 1 / peak" else row[k] for k in columns))
     console.print(table)
     for o in plan.options:
         console.print(f"[bold]#{o.rank}[/bold] why: " + "; ".join(o.why), highlight=False)
