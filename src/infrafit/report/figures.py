@@ -10,50 +10,66 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from infrafit.search.types import Plan
-from infrafit.units import GB
+from infrafit.units import GB, SECONDS_PER_DAY, SECONDS_PER_HOUR
+
+#: The axis name and unit of each front metric (values in seconds are shown in the unit that reads).
+_METRIC_NAMES = {"ttft_p99_s": "TTFT p99", "latency_p99_s": "latency p99", "time_to_train_s": "time to train",
+                 "tpot_p99_s": "TPOT p99"}
+_MODE_NAMES = {"cloud_on_demand": "on-demand", "cloud_spot": "spot", "cloud_reserved_1y": "reserved 1 year",
+               "cloud_reserved_3y": "reserved 3 years", "dedicated_monthly": "dedicated monthly",
+               "on_prem": "on-prem purchase"}
+#: A memory chart whose tallest bar is under this share of the capacity tells nothing (a 1 MB model).
+MEMORY_CHART_MIN_FRACTION = 0.02
+
+
+def seconds_axis(values: list[float]) -> tuple[float, str]:
+    """(divisor, unit) that shows ``values`` (seconds) as ms, s, h or days."""
+    top = max(values, default=0.0)
+    for divisor, unit, above in ((SECONDS_PER_DAY, "days", 2 * SECONDS_PER_DAY), (SECONDS_PER_HOUR, "h", 2 *
+                                 SECONDS_PER_HOUR), (1.0, "s", 2.0), (1e-3, "ms", 0.0)):
+        if top >= above:
+            return divisor, unit
+    return 1e-3, "ms"
+
+
+def mode_name(key: str) -> str:
+    """'cloud_on_demand (1x nvidia_b200_sxm)' -> 'on-demand (1x nvidia_b200_sxm)'."""
+    head, sep, rest = key.partition(" ")
+    return _MODE_NAMES.get(head, head.replace("_", " ")) + (sep + rest if sep else "")
 
 _LAYOUT = {"template": "plotly_white", "height": 420, "margin": {"l": 60, "r": 20, "t": 60, "b": 50}}
 
 
 def front_figure(plan: Plan) -> go.Figure | None:
-    """Scatter of every feasible candidate: TCO against the latency or time metric; front highlighted."""
+    """Every feasible candidate: TCO against the latency or time metric (in the unit that reads), the Pareto
+    front drawn as a line, the ranked options starred."""
     points = plan.front
     if not points:
         return None
     metric = plan.front_metric or "metric"
+    divisor, unit = seconds_axis([p["metric_value"] for p in points])
+    name = f"{_METRIC_NAMES.get(metric, metric.replace('_', ' '))} ({unit})"
     fig = go.Figure()
-    for on_front, name, size in ((False, "other feasible options", 6), (True, "Pareto front", 10)):
-        sel = [p for p in points if bool(p.get("on_front")) == on_front]
-        if not sel:
-            continue
-        fig.add_trace(
-            go.Scatter(
-                x=[p["metric_value"] for p in sel],
-                y=[p["tco_usd"] for p in sel],
-                mode="markers",
-                name=name,
-                marker={"size": size, "opacity": 0.9 if on_front else 0.35},
-                text=[p["label"] for p in sel],
-                hovertemplate="%{text}<br>%{x:.3g}<br>$%{y:,.0f}<extra></extra>",
-            )
-        )
+    others = [p for p in points if not p.get("on_front")]
+    front = sorted((p for p in points if p.get("on_front")), key=lambda p: p["metric_value"])
+    for sel, label, mode, size in ((others, "other feasible options", "markers", 6),
+                                   (front, "Pareto front", "lines+markers", 10)):
+        if sel:
+            fig.add_trace(go.Scatter(
+                x=[p["metric_value"] / divisor for p in sel], y=[p["tco_usd"] for p in sel], mode=mode, name=label,
+                marker={"size": size, "opacity": 0.9 if label == "Pareto front" else 0.35},
+                line={"shape": "hv"} if mode != "markers" else None, text=[p["label"] for p in sel],
+                hovertemplate=f"%{{text}}<br>%{{x:.3g}} {unit}<br>$%{{y:,.0f}}<extra></extra>"))
     chosen = [(o, o.front_point) for o in plan.options if o.front_point]
     if chosen:
-        fig.add_trace(
-            go.Scatter(
-                x=[p["metric_value"] for _, p in chosen],
-                y=[p["tco_usd"] for _, p in chosen],
-                mode="markers+text",
-                name="ranked options",
-                text=[f"#{o.rank}" for o, _ in chosen],
-                textposition="top center",
-                marker={"size": 14, "symbol": "star"},
-            )
-        )
-    fig.update_layout(title=f"TCO over the horizon vs {metric}", xaxis_title=metric,
-                      yaxis_title="TCO (USD)", **_LAYOUT)
+        fig.add_trace(go.Scatter(
+            x=[p["metric_value"] / divisor for _, p in chosen], y=[p["tco_usd"] for _, p in chosen],
+            mode="markers+text", name="ranked options", text=[f"#{o.rank}" for o, _ in chosen],
+            textposition="top center", marker={"size": 14, "symbol": "star"}))
+    fig.update_layout(title=f"TCO over the horizon vs {name}", xaxis_title=name, yaxis_title="TCO over the horizon ($)",
+                      **_LAYOUT)
     fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    fig.update_yaxes(type="log", tickprefix="$")
     return fig
 
 
@@ -64,9 +80,10 @@ def tco_by_mode_figure(plan: Plan) -> go.Figure | None:
         return None
     fig = go.Figure()
     for mode, values in series.items():
-        fig.add_trace(go.Scatter(x=list(range(1, len(values) + 1)), y=values, mode="lines", name=mode))
-    fig.update_layout(title="Cumulative cost of the best option in each deployment mode", xaxis_title="month",
-                      yaxis_title="cumulative cost (USD)", **_LAYOUT)
+        fig.add_trace(go.Scatter(x=list(range(1, len(values) + 1)), y=values, mode="lines", name=mode_name(mode)))
+    fig.update_layout(title="Cumulative cost of the best option in each deployment mode (cash out, ending at "
+                            "its TCO)", xaxis_title="month", yaxis_title="cumulative cost ($)", **_LAYOUT)
+    fig.update_yaxes(tickprefix="$")
     return fig
 
 
@@ -79,10 +96,11 @@ def breakeven_figure(plan: Plan) -> go.Figure | None:
         return None
     fig = go.Figure()
     for mode, values in by_mode.items():
-        fig.add_trace(go.Scatter(x=[u * 100 for u in util], y=values, mode="lines", name=mode))
+        fig.add_trace(go.Scatter(x=[u * 100 for u in util], y=values, mode="lines", name=mode_name(mode)))
     hardware = f" of {data['hardware']}" if data.get("hardware") else ""
     fig.update_layout(title=f"Monthly cost vs utilisation{hardware} (break-even)", xaxis_title="utilisation (%)",
-                      yaxis_title="monthly cost (USD)", **_LAYOUT)
+                      yaxis_title="monthly cost ($)", **_LAYOUT)
+    fig.update_yaxes(tickprefix="$")
     return fig
 
 
@@ -92,14 +110,16 @@ _MEMORY_PARTS = ("weights_bytes", "kv_cache_bytes", "activations_bytes", "optimi
 def memory_figure(plan: Plan) -> go.Figure | None:
     """Stacked memory per accelerator of each ranked option against its capacity."""
     options = [o for o in plan.options if o.performance.get("memory")]
-    if not options:
+    used = [(o.performance["memory"].get("per_accelerator_bytes") or 0.0) /
+            max(o.performance["memory"].get("capacity_bytes") or 1.0, 1.0) for o in options]
+    if not options or max(used) < MEMORY_CHART_MIN_FRACTION:
         return None
     labels = [f"#{o.rank} {o.count}x {o.accelerator}" for o in options]
     fig = go.Figure()
     for part in _MEMORY_PARTS:
         values = [((o.performance["memory"].get(part) or 0.0) / GB) for o in options]
         if any(values):
-            fig.add_trace(go.Bar(x=labels, y=values, name=part.removesuffix("_bytes")))
+            fig.add_trace(go.Bar(x=labels, y=values, name=part.removesuffix("_bytes").replace("_", " ")))
     fig.add_trace(
         go.Scatter(x=labels, y=[o.performance["memory"]["capacity_bytes"] / GB for o in options],
                    mode="markers", name="capacity", marker={"symbol": "line-ew-open", "size": 30})
@@ -116,10 +136,11 @@ def bottleneck_figure(plan: Plan) -> go.Figure | None:
     shares = (top.get("breakdown") or {}).get("time_shares") or {}
     if not shares:
         return None
-    fig = go.Figure(go.Bar(x=list(shares.values()), y=list(shares.keys()), orientation="h"))
-    bottleneck = top.get("bottleneck")
+    fig = go.Figure(go.Bar(x=[100.0 * float(v) for v in shares.values()],
+                           y=[str(k).replace("_", " ") for k in shares], orientation="h"))
+    bottleneck = str(top.get("bottleneck") or "").replace("_", " ")
     fig.update_layout(title=f"Where the time goes (option #1; bottleneck: {bottleneck})",
-                      xaxis_title="share of step time", **_LAYOUT)
+                      xaxis_title="share of step time (%)", **_LAYOUT)
     return fig
 
 

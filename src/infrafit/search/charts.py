@@ -56,12 +56,30 @@ def _comparable_hardware(part, idx: np.ndarray, best: int) -> list[int]:
     return groups[key]
 
 
+def cumulative_cash(part, i: int) -> np.ndarray:
+    """(M,) cumulative cost of candidate ``i`` as cash goes out, ending at its TCO: a purchase is paid in
+    the month the servers are bought (not as depreciation) and the resale is credited at the horizon's end;
+    what a commitment still owes past the horizon is counted in the last month."""
+    from infrafit.cost.modes import additions
+
+    cost = part.cost
+    monthly = cost.monthly_total[:, i].copy()
+    bought = str(cost.mode[i]) == "on_prem" and np.nan_to_num(part.arrays.purchase_usd[i]) > 0
+    if bought:
+        monthly -= cost.monthly["compute_usd"][:, i] + cost.monthly["idle_usd"][:, i]
+        monthly += additions(cost.demand.fixed_replicas)[:, i] * float(part.arrays.purchase_usd[i])
+        monthly[-1] -= float(cost.resale_usd[i]) if cost.resale_usd is not None else 0.0
+    else:
+        monthly[-1] += float(sum(v[i] for v in cost.beyond.values()))
+    return np.cumsum(monthly)
+
+
 def tco_by_mode(part, idx: np.ndarray, best: int) -> dict[str, list[float]]:
     """Cumulative cost month by month of the best candidate in each deployment mode (any hardware),
-    keyed ``mode (hardware)``: how the modes compare for this workload over the horizon."""
+    keyed ``mode (hardware)``, as cash goes out and ending at each one's TCO (``cumulative_cash``)."""
     picks = _cheapest_per_mode(part, [int(i) for i in idx])
     return {f"{m} ({part.ev.rows[i]['count']}x {part.ev.rows[i]['accelerator']})":
-            [float(x) for x in np.cumsum(part.cost.monthly_total[:, i])] for m, i in picks.items()}
+            [float(x) for x in cumulative_cash(part, i)] for m, i in picks.items()}
 
 
 def breakeven_data(part, idx: np.ndarray, best: int, workload) -> dict:
