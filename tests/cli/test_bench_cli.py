@@ -28,7 +28,9 @@ def test_bench_run_stores_rows_with_prediction_then_history_and_calibrate(tiny, 
     db = str(tmp_path / "r.db")
     assert main(["bench", "run", tiny, "--quick", "--db", db, "--json", "--batch-sizes", "1,2",
                  "--seq-lens", "8,16"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert "--quick is a smoke test" in captured.err and "not an accuracy measurement" in captured.err
     kinds = [m["kind"] for m in out["measurements"]]
     assert kinds.count("inference_latency") == 4 and kinds.count("training_throughput") == 4
     assert "memory_triad" in kinds

@@ -149,10 +149,14 @@ def bench_run(
     shape = scaled_shape(arch, rec.host, quick=quick, layers=layers, precision=precision)
     cfg = ModelBenchConfig(batches or sizes.batch_sizes, seqs or sizes.seq_lens, precision, device, train,
                            budget_s or sizes.budget_s)
-    if shape.scaled_note:
-        from infrafit.commands.output import note
+    from infrafit.commands.output import note
 
+    if shape.scaled_note:
         note(f"{shape.model_id} scaled to fit{' --quick' if quick else ''}: {shape.scaled_note}")
+    if quick:
+        note("--quick is a smoke test: tiny shapes timed a few times on this (possibly busy) host, each point "
+             "after untimed warm-up runs; its errors against the predictions are not an accuracy measurement "
+             "(run without --quick to calibrate)")
     triad_m = memory_measurement(rec.host, sizes.triad_bytes, min(cfg.budget_s, 2.0))
     rec(triad_m)
     dev = detect_device(rec.host, device, triad_m.value)
