@@ -75,3 +75,25 @@ def test_shell_completion_is_on():
 
     result = CliRunner().invoke(app, ["--help"])
     assert "--install-completion" in result.output and "--show-completion" in result.output
+
+
+def test_terminal_why_is_a_few_bullets_and_shared_warnings_are_said_once(chat):
+    from io import StringIO
+
+    from rich.console import Console
+
+    from infrafit.report.render import TERMINAL_WHY, short_why
+    from infrafit.search.types import Plan
+
+    for o in chat.options:
+        lines = short_why(o)
+        assert 1 <= len(lines) <= TERMINAL_WHY and lines[0] == o.why[0]
+    d = chat.to_dict()
+    shared = "prices in this plan are from the catalog of 2026-12-01 (a warning every option carries)"
+    for o in d["options"]:
+        o["risks"] = [*o["risks"], shared]
+    buf = StringIO()
+    render_terminal(Plan.from_dict(d), Console(file=buf, width=200))
+    text = buf.getvalue()
+    assert text.count(shared) == 1 and "Applies to every option" in text
+    assert "--explain 1" in text  # the rest of option 1's reasoning is one flag away

@@ -142,10 +142,22 @@ def render_terminal(plan: Plan, console: Any) -> None:
     for row in rows:  # the peak month under the first keeps the column narrow on a terminal
         table.add_row(*(row[k].replace(" / ", "\n") if k == "month 1 / peak" else row[k] for k in columns))
     console.print(table)
+    common = shared_risks(plan)
     for o in plan.options:
-        console.print(f"[bold]#{o.rank}[/bold] why: " + "; ".join(o.why), highlight=False)
-        if o.risks:
-            console.print("    risks: " + "; ".join(o.risks), highlight=False)
+        why = short_why(o)
+        console.print(f"[bold]#{o.rank}[/bold] " + why[0], highlight=False)
+        for line in why[1:]:
+            console.print(f"    - {line}", highlight=False)
+        own = [r for r in o.risks if r not in common]
+        for r in own[:TERMINAL_RISKS]:
+            console.print(f"    ! {r}", highlight=False)
+        more = len(o.why) - len(why) + max(len(own) - TERMINAL_RISKS, 0)
+        if more > 0:
+            console.print(f"    ({more} more line(s): infrafit plan ... --explain {o.rank})", highlight=False)
+    if common:
+        console.print("[bold]Applies to every option[/bold]")
+        for r in common:
+            console.print(f"  ! {r}", highlight=False)
     for line in hidden_lines(plan):
         console.print(line, highlight=False)
     if plan.excluded:
@@ -157,6 +169,34 @@ def render_terminal(plan: Plan, console: Any) -> None:
     stale = price_age_line(plan.price_age)
     if stale:
         console.print(stale[0].upper() + stale[1:] + ".", highlight=False)
+
+
+#: The why lines the terminal shows per option (the ranking line first); the rest are one --explain away.
+TERMINAL_WHY = 4
+TERMINAL_RISKS = 3
+#: Why lines worth the terminal, by how they start, in this order after the ranking line.
+_KEY_WHY = ("stay as is", "switch from", "binding constraint", "emissions", "workflow", "owned:", "billing:",
+            "cost drivers")
+
+
+def short_why(o: Option) -> list[str]:
+    """The ranking line, then up to ``TERMINAL_WHY - 1`` of the lines that say most (``_KEY_WHY``)."""
+    if not o.why:
+        return ["-"]
+    picked = [o.why[0]]
+    for lead in _KEY_WHY:
+        for w in o.why[1:]:
+            if w.startswith(lead) and w not in picked and len(picked) < TERMINAL_WHY:
+                picked.append(w)
+    return picked
+
+
+def shared_risks(plan: Plan) -> list[str]:
+    """Risks every option carries (said once), when there is more than one option."""
+    if len(plan.options) < 2:
+        return []
+    first = list(plan.options[0].risks)
+    return [r for r in first if all(r in o.risks for o in plan.options[1:])]
 
 
 def render_explain(plan: Plan, rank: int, console: Any) -> None:
