@@ -59,3 +59,14 @@ def test_each_tour_line_runs_as_pasted(tmp_path, line):
             subprocess.run(["bash", "-c", made_by], cwd=tmp_path, env=env, check=True, capture_output=True)
     done = subprocess.run(["bash", "-c", line], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"{line}\n{done.stderr[-2000:]}"
+
+
+def test_the_readme_spec_is_the_example_file():
+    """The README's full spec is examples/chatbot-asia.yaml with its defaults written out."""
+    from infrafit.workload.spec import load_spec, parse_spec
+
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"uses every section.*?```yaml\n(.*?)```", text, re.S).group(1)
+    readme = parse_spec(block, "README.md").resolved()
+    example = load_spec(ROOT / "examples" / "chatbot-asia.yaml").resolved()
+    assert readme == example

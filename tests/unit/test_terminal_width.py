@@ -57,3 +57,21 @@ def test_optional_columns_go_before_a_word_would_split(plans):
     narrow, widths = fitting_columns(rows, 80)
     assert "bottleneck" in full and "bottleneck" not in narrow and set(narrow) < set(full)
     assert all(widths[c] >= max(len(w) for r in rows for w in r[c].split()) for c in narrow)
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+def test_catalog_offers_fit_and_keep_the_hardware_and_its_price(monkeypatch, width):
+    from infrafit.cli import main
+    from infrafit.commands import output
+
+    def render(w: int) -> str:
+        buf = StringIO()
+        monkeypatch.setattr(output, "stdout", Console(file=buf, width=w))
+        assert main(["catalog", "offers", "--country", "JP"]) == 0
+        return buf.getvalue()
+
+    wide = set(_tokens(render(400)))
+    narrow = render(width)
+    assert not [t for t in _tokens(narrow) if t not in wide]
+    assert "accelerator" in narrow and "$/accel-h" in narrow  # the hardware and its price always show
+    assert max(len(line) for line in narrow.splitlines()) <= width

@@ -41,7 +41,10 @@ def _count(value: Any) -> str:
     return f"{value:,.0f}"
 
 
-def _emit(rows: list[dict[str, Any]], as_json: bool, title: str, columns: list[tuple[str, Any]]) -> None:
+def _emit(rows: list[dict[str, Any]], as_json: bool, title: str, columns: list[tuple[str, Any]],
+          optional: tuple[str, ...] | None = None) -> None:
+    """Rows as JSON, or a table that splits no word or number: columns in ``optional`` (default: from the
+    right, the first column kept) are dropped in that order until the rest fit the terminal."""
     from infrafit.commands.output import note, print_json, stdout
 
     if as_json:
@@ -49,13 +52,18 @@ def _emit(rows: list[dict[str, Any]], as_json: bool, title: str, columns: list[t
         return
     from rich.table import Table
 
+    from infrafit.report.render import fitting_columns
+
+    cells = [{header: ("*" if row.get("user_row") and i == 0 else "") + str(get(row))
+              for i, (header, get) in enumerate(columns)} for row in rows]
+    # no word or number split: floors at each column's longest token; the rightmost columns go first
+    drop = optional if optional is not None else tuple(h for h, _ in columns[:0:-1])
+    shown, widths = fitting_columns(cells, int(stdout.width or 0), optional=drop)
     table = Table(title=f"{title} ({len(rows)})")
-    first = max((len(str(columns[0][1](r))) + 1 for r in rows), default=4)
-    for i, (header, _) in enumerate(columns):
-        table.add_column(header, min_width=min(first, 44) if i == 0 else None, no_wrap=i == 0)
-    for row in rows:
-        table.add_row(*[("*" if row.get("user_row") else "") + str(get(row)) if i == 0 else str(get(row))
-                        for i, (_, get) in enumerate(columns)])
+    for header in shown:
+        table.add_column(header, overflow="fold", width=widths.get(header))
+    for cell in cells:
+        table.add_row(*[cell[h] for h in shown])
     stdout.print(table)
     if any(r.get("user_row") for r in rows):
         note("* row from your catalog overlay")
@@ -166,7 +174,7 @@ def offers(
         ("$/accel-h", lambda r: _fmt(r["usd_per_accelerator_hour"], 1, 2)),
         ("price", lambda r: _price(r)), ("retrieved", lambda r: r["retrieved_on"]),
         ("conf", lambda r: r["confidence"] + ("/derived" if r["derived"] else "")),
-    ])
+    ], optional=("conf", "retrieved", "where", "price", "mode", "id"))
 
 
 def _price(row: dict[str, Any]) -> str:

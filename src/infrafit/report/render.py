@@ -102,7 +102,8 @@ def _longest_line(rows: list[dict[str, str]], col: str) -> int:
     return max((len(x) for r in rows for x in [col, *r[col].replace(" / ", "\n").splitlines()]), default=1)
 
 
-def fitting_columns(rows: list[dict[str, str]], width: int) -> tuple[list[str], dict[str, int]]:
+def fitting_columns(rows: list[dict[str, str]], width: int,
+                    optional: tuple[str, ...] = _OPTIONAL_COLUMNS) -> tuple[list[str], dict[str, int]]:
     """(columns to show, each one's width; empty when the table fits as it is) so that no word or number
     is split at ``width``: each column gets at least its longest token, optional columns go until the
     floors fit, and what is left is shared out by how much more each column would like (a box table costs
@@ -115,7 +116,7 @@ def fitting_columns(rows: list[dict[str, str]], width: int) -> tuple[list[str], 
     if sum(natural.values()) + 3 * len(columns) + 1 <= width:
         return columns, {}
     floors = {c: _longest_token(rows, c) for c in columns}
-    for drop in _OPTIONAL_COLUMNS:
+    for drop in optional:
         if sum(floors[c] for c in columns) + 3 * len(columns) + 1 <= width:
             break
         if drop in columns:
