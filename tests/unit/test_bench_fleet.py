@@ -48,3 +48,11 @@ def test_bad_fleet_runs_exit_2_before_any_node(tmp_path, capsys):
     assert main(["bench", "run", "bert-large", "--executor", "ray", "--layers", "2",
                  "--db", str(tmp_path / "r.db")]) == 2
     assert capsys.readouterr().err.count("To fix") >= 3
+
+
+def test_the_fleet_knows_the_precisions_bench_run_can_time():
+    pytest.importorskip("torch")
+    from infrafit.bench.fleet import RUNNABLE_PRECISIONS
+    from infrafit.bench.models import DTYPES
+
+    assert set(RUNNABLE_PRECISIONS) == set(DTYPES)

@@ -10,7 +10,8 @@ import pytest
 
 from infrafit.catalog import load_catalog
 from infrafit.cli import main
-from infrafit.search.current import DUAL_RUN_VALIDATION_MONTHS, payback_month
+from infrafit.cost.params import CostParams
+from infrafit.search.current import payback_month
 from infrafit.search.planner import plan
 from infrafit.workload.spec import workload_from_data
 
@@ -58,7 +59,7 @@ def test_every_other_option_has_a_switch_plan_whose_numbers_add_up(catalog):
             continue
         s = o["switch"]
         assert s["kind"] == "switch" and s["against"] == "stay"
-        assert s["dual_running_months"] >= DUAL_RUN_VALIDATION_MONTHS
+        assert s["dual_running_months"] >= CostParams().dual_run_validation_months
         assert s["dual_running_usd"] == pytest.approx(TODAY["monthly_usd"] * s["dual_running_months"])
         assert s["saving_usd"] == pytest.approx(stay["cost"]["tco_usd"] - o["cost"]["tco_usd"] - s["dual_running_usd"]
                                                 - s["stranded_contract_usd"])

@@ -11,9 +11,11 @@ stores as one run per node (``host_json`` carries the node id and type).
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
+#: Precisions ``bench run`` can time: the keys of ``bench.models.DTYPES``, which imports torch (the driver of a
+#: Ray fleet needs no torch; a test keeps the two equal).
+RUNNABLE_PRECISIONS = ("fp32", "bf16", "fp16")
 #: Resources that name a node or count memory, not its kind.
 _NOT_A_KIND = ("node:", "memory", "object_store_memory")
 
@@ -44,42 +46,24 @@ class _ListRecorder:
 
 
 def run_on_node(model: str, quick: bool, precision: str, device: str) -> dict[str, Any]:
-    """The whole ``bench run`` on this node: (host, measurements as JSON)."""
-    from infrafit.bench.runner import ModelBenchConfig
-    from infrafit.bench.suite import (
-        Sizes,
-        detect_device,
-        memory_measurement,
-        resolve_arch,
-        run_model_bench,
-        scaled_shape,
-    )
+    """The whole ``bench run`` on this node (``bench.suite.run_suite``): (host, measurements as JSON)."""
+    from infrafit.bench.suite import run_suite
 
-    sizes = Sizes.default(quick)
     rec = _ListRecorder()
-    shape = scaled_shape(resolve_arch(model), rec.host, quick=quick, layers=None, precision=precision)
-    cfg = ModelBenchConfig(sizes.batch_sizes, sizes.seq_lens, precision, device, True, sizes.budget_s)
-    triad = memory_measurement(rec.host, sizes.triad_bytes, min(cfg.budget_s, 2.0))
-    rec(triad)
-    run_model_bench(shape, cfg, detect_device(rec.host, device, triad.value), rec)
+    shape = run_suite(model, rec.host, rec, quick=quick, precision=precision, device=device)
     return {"host": rec.host.to_json(), "measurements": [m.to_json() for m in rec.measurements],
             "shape": shape.to_json()}
 
 
-def run_fleet(model: str, *, quick: bool, precision: str, device: str, conn, local_cpus: int = 2) -> list[dict]:
-    """Run on one node of each type (the cluster at RAY_ADDRESS, else a local Ray of ``local_cpus``) and store
-    each node's measurements as its own run. Returns one summary per node."""
-    import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
+def run_fleet(model: str, *, quick: bool, precision: str, device: str, conn) -> list[dict]:
+    """Run on one node of each type (``infrafit.raycluster.ray_session``) and store each node's measurements
+    as its own run. Returns one summary per node."""
     from infrafit.bench.results import Measurement, record, start_run
+    from infrafit.raycluster import ray_session
 
-    started = not ray.is_initialized()
-    if started:
-        address = os.environ.get("RAY_ADDRESS")
-        ray.init(**({"address": address} if address else {"num_cpus": local_cpus, "include_dashboard": False}),
-                 log_to_driver=False)
-    try:
+    with ray_session() as ray:
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
         kinds = node_types(ray.nodes())
         task = ray.remote(num_cpus=1, num_gpus=1 if device == "cuda" else 0)(run_on_node)
         refs = {kind: task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False))
@@ -96,6 +80,3 @@ def run_fleet(model: str, *, quick: bool, precision: str, device: str, conn, loc
             out.append({"run_id": run_id, "node_id": node, "node_type": dict(kind), "host": host,
                         "measurements": len(got["measurements"])})
         return out
-    finally:
-        if started:
-            ray.shutdown()

@@ -20,12 +20,9 @@ from infrafit.bench.importers import ServingResult, read_results
 from infrafit.bench.results import Measurement, record, start_run
 from infrafit.errors import InputError
 
-#: The largest result file read (a guidellm sweep with every request is a few tens of MB).
-MAX_RESULT_BYTES = 256 * 1024 * 1024
-
 
 def read_json(path: Path, what: str) -> Any:
-    text = safe_io.read_text_capped(path, MAX_RESULT_BYTES, what)
+    text = safe_io.read_text_capped(path, safe_io.IMPORT_MAX_BYTES, what)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -158,6 +158,27 @@ def run_model_bench(shape: sh.BenchShape, cfg: ModelBenchConfig, device: Device 
         torch.cuda.empty_cache()
 
 
+def run_suite(model: str, host: HostInfo, emit: Callable[[Measurement], None], *, quick: bool,
+              precision: str = "fp32", device: str = "cpu", layers: int | None = None,
+              batch_sizes: tuple[int, ...] | None = None, seq_lens: tuple[int, ...] | None = None,
+              train: bool = True, budget_s: float | None = None,
+              on_shape: Callable[[sh.BenchShape], None] = lambda s: None,
+              on_total: Callable[[int], None] = lambda n: None, advance: Callable[[], None] = lambda: None,
+              ) -> sh.BenchShape:
+    """The whole ``bench run`` on this host (here, or on a Ray node: ``bench.fleet``): the scaled shape
+    (``on_shape`` sees it first), a memory triad, then the inference and training sweeps; every
+    measurement goes to ``emit``."""
+    sizes = Sizes.default(quick)
+    shape = scaled_shape(resolve_arch(model), host, quick=quick, layers=layers, precision=precision)
+    cfg = ModelBenchConfig(batch_sizes or sizes.batch_sizes, seq_lens or sizes.seq_lens, precision, device, train,
+                           budget_s or sizes.budget_s)
+    on_shape(shape)
+    triad_m = memory_measurement(host, sizes.triad_bytes, min(cfg.budget_s, 2.0))
+    emit(triad_m)
+    run_model_bench(shape, cfg, detect_device(host, device, triad_m.value), emit, on_total, advance)
+    return shape
+
+
 def memory_measurement(host: HostInfo, array_bytes: float, budget_s: float) -> Measurement:
     """STREAM triad; predicted = the bandwidth a previous calibration recorded for this host, if any."""
     from infrafit.bench.hostio import triad

@@ -125,18 +125,9 @@ def bench_run(
         return
     from infrafit.bench.models import DTYPES
     from infrafit.bench.options import positive_int, positive_seconds
-    from infrafit.bench.runner import ModelBenchConfig
-    from infrafit.bench.suite import (
-        Sizes,
-        check_device,
-        detect_device,
-        memory_measurement,
-        resolve_arch,
-        run_model_bench,
-        scaled_shape,
-    )
+    from infrafit.bench.suite import check_device, resolve_arch, run_suite
+    from infrafit.commands.output import note
 
-    sizes = Sizes.default(quick)
     if precision not in DTYPES:
         raise InputError(f"--precision {precision!r} is not runnable by bench run",
                          fix=f"use one of {', '.join(DTYPES)} (int8 is covered by check-model)")
@@ -144,33 +135,30 @@ def bench_run(
     positive_int(layers, "--layers")
     positive_seconds(budget_s, "--budget-s")
     batches, seqs = _ints(batch_sizes, "--batch-sizes"), _ints(seq_lens, "--seq-lens")
-    arch = resolve_arch(model)
+    resolve_arch(model)  # an unknown model fails before the store opens a run
     rec = _Recorder(db, f"bench run {model}")
-    shape = scaled_shape(arch, rec.host, quick=quick, layers=layers, precision=precision)
-    cfg = ModelBenchConfig(batches or sizes.batch_sizes, seqs or sizes.seq_lens, precision, device, train,
-                           budget_s or sizes.budget_s)
-    from infrafit.commands.output import note
 
-    if shape.scaled_note:
-        note(f"{shape.model_id} scaled to fit{' --quick' if quick else ''}: {shape.scaled_note}")
-    if quick:
-        note("--quick is a smoke test: tiny shapes timed a few times on this (possibly busy) host, each point "
-             "after untimed warm-up runs; its errors against the predictions are not an accuracy measurement "
-             "(run without --quick to calibrate)")
-    triad_m = memory_measurement(rec.host, sizes.triad_bytes, min(cfg.budget_s, 2.0))
-    rec(triad_m)
-    dev = detect_device(rec.host, device, triad_m.value)
-    with _progress(1, f"{shape.model_id} x{shape.num_layers} layers") as progress:
+    def said(shape) -> None:  # noqa: ANN001 - a bench.shapes.BenchShape
+        if shape.scaled_note:
+            note(f"{shape.model_id} scaled to fit{' --quick' if quick else ''}: {shape.scaled_note}")
+        if quick:
+            note("--quick is a smoke test: tiny shapes timed a few times on this (possibly busy) host, each point "
+                 "after untimed warm-up runs; its errors against the predictions are not an accuracy "
+                 "measurement (run without --quick to calibrate)")
+
+    with _progress(1, f"bench {model}") as progress:
         task = progress.add_task("bench", total=1)
-        run_model_bench(shape, cfg, dev, rec, on_total=lambda n: progress.update(task, total=n),
-                        advance=lambda: progress.advance(task))
+        shape = run_suite(model, rec.host, rec, quick=quick, precision=precision, device=device, layers=layers,
+                          batch_sizes=batches or None, seq_lens=seqs or None, train=train, budget_s=budget_s,
+                          on_shape=said, on_total=lambda n: progress.update(task, total=n),
+                          advance=lambda: progress.advance(task))
     _show({**rec.result(), "shape": shape.to_json()}, as_json)
 
 
 def _bench_fleet(model: str, quick: bool, precision: str, device: str, db: Path | None, as_json: bool,
                  custom: Any) -> None:
     """``bench run --executor ray``: once per node type, every measurement gathered here."""
-    from infrafit.bench.fleet import run_fleet
+    from infrafit.bench.fleet import RUNNABLE_PRECISIONS, run_fleet
     from infrafit.bench.suite import resolve_arch
     from infrafit.commands.output import note, print_json, stdout
     from infrafit.store import connect
@@ -178,8 +166,9 @@ def _bench_fleet(model: str, quick: bool, precision: str, device: str, db: Path 
     if custom:
         raise InputError("--executor ray runs the standard suite on every node type",
                          fix="drop --batch-sizes/--seq-lens/--layers/--budget-s/--no-train, or run locally")
-    if precision not in ("fp32", "bf16", "fp16"):
-        raise InputError(f"--precision {precision!r} is not runnable by bench run", fix="use fp32, bf16 or fp16")
+    if precision not in RUNNABLE_PRECISIONS:
+        raise InputError(f"--precision {precision!r} is not runnable by bench run",
+                         fix=f"use one of {', '.join(RUNNABLE_PRECISIONS)}")
     if device not in ("cpu", "cuda"):
         raise InputError(f"--device {device!r} is unknown", fix="use cpu or cuda")
     resolve_arch(model)  # an unknown model fails here, before any node runs

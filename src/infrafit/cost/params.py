@@ -86,6 +86,9 @@ class CostParams:
         The host's figure often counts a training fabric (EFA, InfiniBand) that does not reach object
         storage, so the rate is capped at ``object_store_bytes_per_s_max`` = 100 Gbit/s, the
         single-instance ceiling AWS quotes for S3 (S3 performance guidelines, "up to 100 Gb/s").
+    dual_run_validation_months: switching from today's platform (``current:``), the old platform keeps
+        running this long after the port while the new one is validated under real traffic, as the
+        rollback path: one monthly billing cycle (assumption, ``search.current``).
     """
 
     headroom_fraction: float = 0.20
@@ -104,6 +107,7 @@ class CostParams:
     image_pull_bytes_per_s: float = 200e6
     model_load_bytes_per_s_default: float = 1.25e9
     object_store_bytes_per_s_max: float = 12.5e9
+    dual_run_validation_months: float = 1.0
 
     def __post_init__(self) -> None:
         checks = {
@@ -123,6 +127,7 @@ class CostParams:
             "image_pull_bytes_per_s": self.image_pull_bytes_per_s > 0,
             "model_load_bytes_per_s_default": self.model_load_bytes_per_s_default > 0,
             "object_store_bytes_per_s_max": self.object_store_bytes_per_s_max > 0,
+            "dual_run_validation_months": self.dual_run_validation_months >= 0,
         }
         for name, ok in checks.items():
             if not ok:

@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from infrafit.report.summary import MODE_SHORT
 from infrafit.search.types import Plan
 from infrafit.units import GB, SECONDS_PER_DAY, SECONDS_PER_HOUR
 
 #: The axis name and unit of each front metric (values in seconds are shown in the unit that reads).
 _METRIC_NAMES = {"ttft_p99_s": "TTFT p99", "latency_p99_s": "latency p99", "time_to_train_s": "time to train",
                  "tpot_p99_s": "TPOT p99"}
-_MODE_NAMES = {"cloud_on_demand": "on-demand", "cloud_spot": "spot", "cloud_reserved_1y": "reserved 1 year",
-               "cloud_reserved_3y": "reserved 3 years", "dedicated_monthly": "dedicated monthly",
-               "on_prem": "on-prem purchase"}
 #: A memory chart whose tallest bar is under this share of the capacity tells nothing (a 1 MB model).
 MEMORY_CHART_MIN_FRACTION = 0.02
 
@@ -35,7 +33,7 @@ def seconds_axis(values: list[float]) -> tuple[float, str]:
 def mode_name(key: str) -> str:
     """'cloud_on_demand (1x nvidia_b200_sxm)' -> 'on-demand (1x nvidia_b200_sxm)'."""
     head, sep, rest = key.partition(" ")
-    return _MODE_NAMES.get(head, head.replace("_", " ")) + (sep + rest if sep else "")
+    return MODE_SHORT.get(head, head.replace("_", " ")) + (sep + rest if sep else "")
 
 _LAYOUT = {"template": "plotly_white", "height": 420, "margin": {"l": 60, "r": 20, "t": 60, "b": 50}}
 

@@ -13,13 +13,11 @@ from typing import Any
 
 from infrafit import safe_io
 from infrafit.errors import InputError
+from infrafit.report.summary import MODE_SHORT as _MODE_SHORT
 from infrafit.search.explain import price_age_line
 from infrafit.search.types import Option, Plan
 from infrafit.units import fmt_bytes, fmt_duration, fmt_usd
 
-_MODE_SHORT = {"cloud_on_demand": "on-demand", "cloud_spot": "spot", "cloud_reserved_1y": "reserved 1y",
-               "cloud_reserved_3y": "reserved 3y", "dedicated_monthly": "dedicated", "on_prem": "on-prem",
-               "hybrid": "hybrid"}
 _VENDOR_PREFIXES = ("nvidia_", "amd_", "google_", "intel_", "aws_")
 
 

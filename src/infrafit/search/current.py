@@ -10,7 +10,7 @@ why, and the switch plans are measured against today's bill alone.
 
 **Switch** (every other option): its TCO (which already prices the migration to its family and stack),
 plus ``dual_running_months`` of today's bill while the new platform is ported and validated with the old
-one kept as the rollback path (porting weeks / 4.35 + ``DUAL_RUN_VALIDATION_MONTHS``), plus what is still
+one kept as the rollback path (porting weeks / 4.35 + ``CostParams.dual_run_validation_months``), plus what is still
 committed on today's platform (``contract_months_left``) after that; the month it pays back is the first
 from which the cumulative cost of switching stays at or below staying's.
 """
@@ -24,14 +24,11 @@ import numpy as np
 import pandas as pd
 
 from infrafit.cost.params import BREAKDOWN_KEYS, CostParams
-from infrafit.units import MONTHS_PER_YEAR, fmt_usd
+from infrafit.cost.usage import HOURS_PER_WEEK
+from infrafit.units import HOURS_PER_MONTH, fmt_usd
 
 CURRENT_OFFER_ID = "current"
-#: Months the old platform keeps running after the port, while the new one is validated under real
-#: traffic and the old one stays the rollback path. infrafit assumption (one monthly billing cycle of
-#: parallel running), not a measured figure; documented in docs/planner.md.
-DUAL_RUN_VALIDATION_MONTHS = 1.0
-WEEKS_PER_MONTH = 52.0 / MONTHS_PER_YEAR
+WEEKS_PER_MONTH = HOURS_PER_MONTH / HOURS_PER_WEEK
 #: check-model runtime per accelerator vendor/kind (bench.check_model.RUNTIMES).
 CHECK_RUNTIME = {"NVIDIA": "onnxruntime-cuda", "AMD": "onnxruntime-rocm", "Google": "xla-tpu", "AWS": "neuron",
                  "Intel": "gaudi"}
@@ -172,8 +169,9 @@ def switch_plan(option: dict, stay_: Stay, workload, catalog) -> tuple[dict, str
     months = int(workload.horizon_months)
     rate = float(workload.ops.engineer_usd_per_hour)
     migration = float(option["cost"]["breakdown"].get("migration_usd", 0.0))
-    weeks = migration / (CostParams().hours_per_engineer_week * rate) if rate > 0 else 0.0
-    dual_months = min(weeks / WEEKS_PER_MONTH + DUAL_RUN_VALIDATION_MONTHS, float(months))
+    p = CostParams()
+    weeks = migration / (p.hours_per_engineer_week * rate) if rate > 0 else 0.0
+    dual_months = min(weeks / WEEKS_PER_MONTH + p.dual_run_validation_months, float(months))
     month = np.arange(months, dtype=float)
     today = float(cur.monthly_usd)
     dual = today * np.clip(dual_months - month, 0.0, 1.0)

@@ -22,8 +22,6 @@ from infrafit.errors import InputError
 EXECUTORS = ("local", "ray")
 #: The most points one sweep plans (a grid past this is a typo more often than a plan).
 MAX_POINTS = 2000
-#: Local Ray started for a run when RAY_ADDRESS is unset: CPUs it may use.
-LOCAL_RAY_CPUS = 2
 
 
 @dataclass(frozen=True)
@@ -114,18 +112,10 @@ def run_local(spec: str, grid: list[tuple[str, ...]], top: int, objective: str, 
 
 def run_ray(spec: str, grid: list[tuple[str, ...]], top: int, objective: str,
             progress: Progress | None = None) -> list[dict[str, Any]]:
-    """Every point as a Ray task: on the cluster at ``RAY_ADDRESS``, else on a local Ray started for the run
-    (``LOCAL_RAY_CPUS`` CPUs) and shut down after it."""
-    import ray
+    """Every point as a Ray task (``infrafit.raycluster.ray_session``: RAY_ADDRESS or a local Ray)."""
+    from infrafit.raycluster import ray_session
 
-    started = not ray.is_initialized()
-    if started:
-        address = os.environ.get("RAY_ADDRESS")
-        if address:
-            ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=LOCAL_RAY_CPUS, include_dashboard=False, log_to_driver=False)
-    try:
+    with ray_session() as ray:
         task = ray.remote(plan_point)
         pending = {task.remote(spec, sets, top, objective, i): i for i, sets in enumerate(grid)}
         rows: list[dict[str, Any]] = []
@@ -139,9 +129,6 @@ def run_ray(spec: str, grid: list[tuple[str, ...]], top: int, objective: str,
                 if progress:
                     progress(done, len(grid))
         return rows
-    finally:
-        if started:
-            ray.shutdown()
 
 
 def sweep(spec: str | Path, axes: list[Axis], *, top: int = 1, objective: str = "cost", executor: str = "local",
