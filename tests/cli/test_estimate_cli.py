@@ -43,3 +43,33 @@ def test_estimate_fp4_fallback_note(tmp_path, capsys):
                "--precision", "fp4", "--json"])
     assert rc == 0
     assert any("fell back" in n for n in json.loads(capsys.readouterr().out)["notes"])
+
+
+def test_estimate_prints_each_stacks_operating_point_and_same_load_when_asked(tmp_path, capsys):
+    """Stacks compared without --concurrency run at their own SLO-limited loads, which the table
+    names; with --concurrency both run at the same one."""
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC)
+    points = {}
+    for stack in ("vllm", "sglang"):
+        assert main(["estimate", str(spec), "--accelerator", "h100", "--count", "4", "--stack", stack,
+                     "--precision", "fp8", "--json"]) == 0
+        points[stack] = json.loads(capsys.readouterr().out)["operating_point"]
+        assert main(["estimate", str(spec), "--accelerator", "h100", "--count", "4", "--stack", stack,
+                     "--precision", "fp8"]) == 0
+        out = capsys.readouterr().out
+        assert f"{points[stack]['concurrency']:.0f} requests in flight" in out
+    same = []
+    for stack in ("vllm", "sglang"):
+        assert main(["estimate", str(spec), "--accelerator", "h100", "--count", "4", "--stack", stack,
+                     "--precision", "fp8", "--concurrency", "8", "--json"]) == 0
+        same.append(json.loads(capsys.readouterr().out)["operating_point"]["concurrency"])
+    assert same == [8.0, 8.0]
+
+
+def test_estimate_says_when_no_load_meets_the_slos(tmp_path, capsys):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC.replace("ttft_p99_s: 2.0", "ttft_p99_s: 0.01"))
+    assert main(["estimate", str(spec), "--accelerator", "h100", "--count", "4", "--precision", "fp8"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "no load meets the SLOs" in out and "TTFT p99" in out

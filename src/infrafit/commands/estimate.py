@@ -35,7 +35,9 @@ def _estimate(
     """Estimate one configuration: throughput, latency, memory, bottleneck and breakdown.
 
     With no operating point the estimate takes the SLO-limited one (the largest load within the
-    SLOs); a plan option's --concurrency/--batch reproduce its figures exactly."""
+    SLOs), printed as the operating point: two stacks or chips are then compared each at its own
+    SLO-limited load. Give --concurrency (or --batch) to compare them at the same load; a plan option's
+    --concurrency/--batch reproduce its figures exactly."""
     from infrafit.catalog import load_catalog
     from infrafit.commands.output import note, print_json
     from infrafit.workload.spec import load_spec
@@ -212,6 +214,19 @@ def check_ep(ep: int, count: int, arch) -> None:
                          fix="give an expert-parallel degree that divides the number of experts")
 
 
+def operating_point_text(point: dict) -> str:
+    """The operating point in words; says so when no load on the grid meets the SLOs (the rate is then 0
+    and the latencies shown are the lightest load's, not an operating point)."""
+    text = f"{point['at']}, {point['requests_per_s']:,.4g} requests/s per replica"
+    if point.get("name") == "max_rate" and not point.get("max_rate_requests_per_s") and point.get("metric"):
+        from infrafit.search.explain import SLO_LABEL
+
+        label = SLO_LABEL.get(point["metric"], point["metric"])
+        text += (f" (no load meets the SLOs: {label} is {point['metric_value']:.3g} s even at "
+                 f"{point['at']}; compare options with --concurrency N)")
+    return text
+
+
 def _print_estimate(data: dict) -> None:
     from rich.table import Table
 
@@ -224,7 +239,7 @@ def _print_estimate(data: dict) -> None:
     t.add_row("fits", str(data["fits"]))
     point = data.get("operating_point") or {}
     if point:
-        t.add_row("operating point", f"{point['at']}, {point['requests_per_s']:,.4g} requests/s per replica")
+        t.add_row("operating point", operating_point_text(point))
     t.add_row("bottleneck", str(data["bottleneck"]))
     for k, v in data["throughput"].items():
         t.add_row(k, f"{v:,.3g}" if v is not None else "-")
