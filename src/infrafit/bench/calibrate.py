@@ -99,8 +99,15 @@ def fit_efficiency(rows: list[FitRow]) -> tuple[float, float, float]:
     return float(ec[i]), float(em[i]), float(oh[i])
 
 
-def calibrate_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Fit each (accelerator, precision) group; report MdAPE before (as stored) and after."""
+NOTHING_TO_FIT = ("no stored measurement can be used for calibration (need 3 or more model-bench rows with a "
+                  "prediction on one device and precision, or load-test results imported against a plan option)")
+NOTHING_TO_FIT_FIX = ("run `infrafit bench run MODEL` first, or `infrafit bench import RESULT.json --option-from "
+                      "PLAN.json --rank N` (both store rows in the same --db)")
+
+
+def calibrate_rows(rows: list[dict[str, Any]], required: bool = True) -> list[dict[str, Any]]:
+    """Fit each (accelerator, precision) group; report MdAPE before (as stored) and after. With
+    ``required`` an empty result is an error (the serving fit may supply the rows otherwise)."""
     results = []
     for (acc, precision), group in sorted(fit_rows(rows).items()):
         if len(group) < 3:
@@ -113,10 +120,8 @@ def calibrate_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "mdape_before": float(np.median(stored)) if stored else None, "mdape_after": after,
                         "peak_flops_per_s": group[0].peak_flops_per_s,
                         "memory_bytes_per_s": float(np.median([r.memory_bytes_per_s for r in group]))})
-    if not results:
-        raise InputError("no stored measurement can be used for calibration (need 3 or more model-bench rows "
-                         "with a prediction on one device and precision)",
-                         fix="run `infrafit bench run MODEL` first (it stores rows in the same --db)")
+    if not results and required:
+        raise InputError(NOTHING_TO_FIT, fix=NOTHING_TO_FIT_FIX)
     return results
 
 
@@ -161,9 +166,21 @@ def accelerator_row(host: dict[str, Any], fit: dict[str, Any], peaks: dict[str, 
     }
 
 
-def write_overlay(out_dir: Path, fits: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[Path]:
-    """Write (merge into) ``accelerators.csv`` and ``perf_profiles_bench.csv`` in ``out_dir``."""
+def write_overlay(out_dir: Path, fits: list[dict[str, Any]], rows: list[dict[str, Any]],
+                  serving: list[dict[str, Any]] | None = None) -> list[Path]:
+    """Write (merge into) ``accelerators.csv`` and ``perf_profiles_bench.csv`` in ``out_dir``, and with
+    ``serving`` fits (``bench.calibrate_serving``) ``perf_profiles_llm.csv``."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    if serving:
+        from infrafit.bench.calibrate_serving import profile_rows
+        from infrafit.perf import PROFILE_COLUMNS, PROFILE_KEYS, PROFILE_OVERLAY_FILE
+
+        llm_path = out_dir / PROFILE_OVERLAY_FILE
+        _merge_csv(llm_path, PROFILE_COLUMNS, profile_rows(serving), PROFILE_KEYS)
+        written.append(llm_path)
+    if not fits:
+        return written
     runs = ", ".join(sorted({r["run_id"] for r in rows}))
     eff_rows: list[dict[str, Any]] = []
     acc_rows: dict[str, dict[str, Any]] = {}
@@ -182,7 +199,7 @@ def write_overlay(out_dir: Path, fits: list[dict[str, Any]], rows: list[dict[str
             acc_rows[fit["accelerator_id"]] = {**accelerator_row(host, fit, peaks, runs), "_peaks": peaks}
     eff_path, acc_path = out_dir / EFFICIENCY_FILE, out_dir / "accelerators.csv"
     _merge_csv(eff_path, EFFICIENCY_COLUMNS, eff_rows, ("accelerator_id", "precision"))
-    written = [eff_path]
+    written.append(eff_path)
     if acc_rows:
         _merge_csv(acc_path, ACCELERATOR_OVERLAY_COLUMNS, list(acc_rows.values()), ("id",))
         written.append(acc_path)

@@ -59,14 +59,17 @@ def predict_at(option: dict, workload, catalog, result: ServingResult) -> dict[s
     from infrafit.commands.estimate import estimate_workload
 
     lay = (option.get("performance") or {}).get("parallelism") or {}
-    est = estimate_workload(workload, catalog, offer=option.get("offer_id"), count=option.get("count"),
-                            precision=option.get("precision"), stack=option.get("stack"), tp=lay.get("tp"),
-                            pp=int(lay.get("pp", 1)), ep=int(lay.get("ep", 1)),
-                            requests_per_s=result.requests_per_s).to_json()
+    args: dict[str, Any] = {
+        "offer": option.get("offer_id"), "count": option.get("count"), "precision": option.get("precision"),
+        "stack": option.get("stack"), "tp": lay.get("tp"), "pp": int(lay.get("pp", 1)),
+        "ep": int(lay.get("ep", 1)), "requests_per_s": result.requests_per_s}
+    est = estimate_workload(workload, catalog, **args).to_json()
     lat = est.get("latency") or {}
+    replay = {"workload": workload.resolved(), "estimate": args,
+              "resolved": {k: est.get(k) for k in ("accelerator", "precision", "stack")}}
     return {**option_prediction(option), "ttft_p99_s": (lat.get("ttft_s") or {}).get("p99"),
             "tpot_p99_s": (lat.get("tpot_s") or {}).get("p99"), "requests_per_s": None,
-            "at": f"the measured load, {result.requests_per_s:.4g} requests/s"}
+            "at": f"the measured load, {result.requests_per_s:.4g} requests/s", "replay": replay}
 
 
 def measurements(result: ServingResult, predicted: dict[str, Any] | None,
@@ -85,8 +88,10 @@ def measurements(result: ServingResult, predicted: dict[str, Any] | None,
     rows.append(("serving_e2e_s", result.e2e_s.get("p99"), "p99", None, "s"))
     rows.append(("serving_requests_per_s", result.requests_per_s, "mean", p.get("requests_per_s"), "requests_per_s"))
     rows.append(("serving_output_tokens_per_s", result.output_tokens_per_s, "mean", None, "tokens_per_s"))
+    slim = {k: v for k, v in p.items() if k != "replay"}  # the replay context only where a prediction is compared
     return [Measurement(kind, {**params, "statistic": stat}, float(value), unit, {}, predicted_value,
-                        {"at_measured_load": p, "planned": planned} if (p or planned) else {})
+                        {"at_measured_load": p if predicted_value is not None else slim, "planned": planned}
+                        if (p or planned) else {})
             for kind, value, stat, predicted_value, unit in rows if value is not None]
 
 

@@ -310,30 +310,58 @@ def calibrate_cmd(
         "infrafit-calibration"),
     as_json: JsonOpt = False,
 ) -> None:
-    """Fit this machine's efficiency from stored bench runs; write a catalog overlay; report MdAPE before/after."""
-    from infrafit.bench.calibrate import calibrate_rows, write_overlay
+    """Fit efficiencies from stored bench runs and imported load tests; write a catalog overlay; report MdAPE."""
+    from infrafit.bench.calibrate import NOTHING_TO_FIT, NOTHING_TO_FIT_FIX, calibrate_rows, write_overlay
+    from infrafit.bench.calibrate_serving import calibrate_serving
     from infrafit.bench.options import output_dir, write_error
     from infrafit.bench.results import history
+    from infrafit.catalog import load_catalog
+    from infrafit.commands.estimate import estimate_workload
     from infrafit.commands.output import print_json, stdout
+    from infrafit.errors import InputError
     from infrafit.store import connect
 
     output_dir(out, "--out")
     rows = history(connect(db))
-    fits = calibrate_rows(rows)
+    fits = calibrate_rows(rows, required=False)
+    serving = calibrate_serving(rows, load_catalog(), estimate_workload)
+    if not fits and not serving:
+        raise InputError(NOTHING_TO_FIT, fix=NOTHING_TO_FIT_FIX)
     try:
-        written = write_overlay(out, fits, rows)
+        written = write_overlay(out, fits, rows, serving)
     except OSError as exc:
         raise write_error(exc, out, "--out") from None
-    result = {"fits": fits, "written": [str(p) for p in written], "catalog_dir": str(out)}
+    from infrafit.bench.calibrate_serving import warnings
+
+    result: dict[str, Any] = {"fits": fits, "serving_fits": serving, "warnings": warnings(serving),
+              "written": [str(p) for p in written], "catalog_dir": str(out)}
     if as_json:
         print_json(result)
         return
+    from infrafit.commands.output import note
+
+    for w in result["warnings"]:
+        note(w)
+    _print_serving_fits(serving)
     for f in fits:
         before = "n/a" if f["mdape_before"] is None else f"{f['mdape_before']:.1%}"
         stdout.print(f"{f['accelerator_id']} {f['precision']}: eff_compute={f['eff_compute']:.3f} "
                      f"eff_memory={f['eff_memory']:.3f} op_overhead={f['op_overhead_s']:.2e}s  "
                      f"MdAPE {before} -> {f['mdape_after']:.1%} over {f['rows']} rows")
     stdout.print(f"overlay written to {out} (use --catalog-dir {out})")
+
+
+def _print_serving_fits(serving: list[dict[str, Any]]) -> None:
+    from infrafit.commands.output import stdout
+
+    def pct(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.1%}"
+
+    for f in serving:
+        values = ", ".join(f"{name} {v['before']:.3g} -> {v['after']:.3g}" for name, v in f["values"].items())
+        loo = "" if f["loo_mdape"] is None else f", leave-one-result-out {pct(f['loo_mdape'])}"
+        stdout.print(f"{f['generation']} {f['stack']} {f['precision']}: {values}  MdAPE {pct(f['mdape_before'])} "
+                     f"-> {pct(f['mdape_after'])}{loo} over {f['rows']} p99 rows of {f['results']} load tests")
 
 
 def check_model_cmd(

@@ -256,22 +256,44 @@ def _print_estimate(data: dict) -> None:
 
 
 def _validate(
-    data: Annotated[Path, typer.Argument(help="CSV in the canonical calibration schema.")],
+    data: Annotated[Path | None, typer.Argument(help="CSV in the canonical calibration schema.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="JSON on stdout.")] = False,
     model_configs: Annotated[
         Path | None, typer.Option("--model-configs", help="Folder of <org>--<name>.json config files.")
     ] = None,
+    from_store: Annotated[bool, typer.Option("--from-store", help="Predict the measurements stored by `bench run` "
+                                                                  "and `bench import` instead of DATA.")] = False,
+    db: Annotated[Path | None, typer.Option("--db", help="Results database with --from-store (default: user data "
+                                                         "dir or INFRAFIT_DB).")] = None,
 ) -> None:
-    """Predict each published measurement in DATA and report the error."""
+    """Predict each published measurement in DATA (or the stored ones) and report the error."""
     import sys
 
     from infrafit.commands.output import print_json, stderr
+    from infrafit.errors import InputError
     from infrafit.perf import validate_csv
 
-    if sys.stderr.isatty():  # a large file takes a while: say what runs (diagnostics on stderr)
+    if from_store == (data is not None):
+        raise InputError("give DATA or --from-store (one of them)",
+                         fix="`infrafit validate DATA.csv` for published results, `infrafit validate --from-store` "
+                             "for your own stored bench and load-test results")
+    if db is not None and not from_store:
+        raise InputError("--db is read with --from-store", fix="add --from-store, or leave --db out")
+    if from_store:
+        from infrafit.bench.results import history
+        from infrafit.bench.validate_store import validate_store
+        from infrafit.catalog import load_catalog
+        from infrafit.store import connect
+
+        result = validate_store(history(connect(db)), load_catalog(), estimate_workload)
+        if not result["predicted"]:
+            raise InputError("the store holds no measurement that can be predicted again",
+                             fix="run `infrafit bench run MODEL`, or `infrafit bench import RESULT.json "
+                                 "--option-from PLAN.json` (the same --db)")
+    elif data is not None and sys.stderr.isatty():  # a large file takes a while: say what runs (on stderr)
         with stderr.status(f"validating {data.name}: predicting every row ..."):
             result = validate_csv(data, model_configs)
-    else:
+    elif data is not None:
         result = validate_csv(data, model_configs)
     if as_json:
         print_json(result)

@@ -40,10 +40,15 @@ _EXPORTS = {
     "shape_from_arch": "infrafit.perf.llm.shape",
     "round_trip": "infrafit.perf.network", "network_fit": "infrafit.perf.network",
     "NEW_CONNECTION_RTTS": "infrafit.perf.network",
+    "ProfileRow": "infrafit.perf.profiles", "Profiles": "infrafit.perf.profiles",
+    "load_profiles": "infrafit.perf.profiles", "using_profiles": "infrafit.perf.profiles",
+    "PROFILE_COLUMNS": "infrafit.perf.profiles", "PROFILE_KEYS": "infrafit.perf.profiles",
+    "PROFILE_OVERLAY_FILE": "infrafit.perf.profiles", "OP_CLASS_UNITS": "infrafit.perf.profiles",
+    "plan_precision": "infrafit.perf.llm.setup",
 }
 #: Exported names that differ from the module's own name for the object.
 _ALIASES = {"fit_llm_profiles": "main", "fit_nonllm_profiles": "main", "fit_training_profiles": "main",
-            "network_fit": "fit"}
+            "network_fit": "fit", "PROFILE_KEYS": "KEYS", "PROFILE_OVERLAY_FILE": "OVERLAY_FILE"}
 __all__ = [
     "CALIBRATION_COLUMNS",
     "CALIBRATION_FILE",
@@ -57,7 +62,13 @@ __all__ = [
     "MODEL_ERROR_PREFIX",
     "NEW_CONNECTION_RTTS",
     "OPS_PER_LAYER",
+    "OP_CLASS_UNITS",
     "OperatingPoint",
+    "PROFILE_COLUMNS",
+    "PROFILE_KEYS",
+    "PROFILE_OVERLAY_FILE",
+    "ProfileRow",
+    "Profiles",
     "SkipRow",
     "ValidateContext",
     "best_tp",
@@ -69,14 +80,17 @@ __all__ = [
     "fit_llm_profiles",
     "fit_nonllm_profiles",
     "fit_training_profiles",
+    "load_profiles",
     "network_fit",
     "peak_fraction",
+    "plan_precision",
     "roofline_time_s",
     "round_trip",
     "serve",
     "serving_kind",
     "shape_from_arch",
     "size_server",
+    "using_profiles",
     "validate_csv",
 ]
 
@@ -90,11 +104,21 @@ if TYPE_CHECKING:
     from infrafit.perf.fit.training import main as fit_training_profiles
     from infrafit.perf.host.server import HostDemand, HostSpec, size_server
     from infrafit.perf.llm.engine import serve
-    from infrafit.perf.llm.setup import ConfigRow, build_setup, default_stack
+    from infrafit.perf.llm.setup import ConfigRow, build_setup, default_stack, plan_precision
     from infrafit.perf.llm.shape import shape_from_arch
     from infrafit.perf.network import NEW_CONNECTION_RTTS, round_trip
     from infrafit.perf.network import fit as network_fit
     from infrafit.perf.operating import MAX_RATE
+    from infrafit.perf.profiles import KEYS as PROFILE_KEYS
+    from infrafit.perf.profiles import (
+        OP_CLASS_UNITS,
+        PROFILE_COLUMNS,
+        ProfileRow,
+        Profiles,
+        load_profiles,
+        using_profiles,
+    )
+    from infrafit.perf.profiles import OVERLAY_FILE as PROFILE_OVERLAY_FILE
     from infrafit.perf.training.capacity import MODEL_ERROR_PREFIX, peak_fraction
     from infrafit.perf.types import Config, Estimate, Evaluated, OperatingPoint, SkipRow, ValidateContext
     from infrafit.perf.validate.run import validate_csv

@@ -20,6 +20,12 @@ Op classes and their units:
 - ``token_budget`` (tokens one scheduler step may carry: the chunked-prefill budget of a stack)
 - ``gemm_m_half`` (tokens: the GEMM rows at which a kernel reaches half its large-M efficiency)
 
+A catalog overlay (``--catalog-dir`` / ``INFRAFIT_CATALOG``) may hold its own ``perf_profiles_llm.csv``
+(``infrafit calibrate`` writes one from imported load tests): its rows come before the packaged ones, so
+an overlay row wins over a packaged row of the same specificity and a more specific packaged row still
+wins over a wildcard overlay row. ``using_profiles`` sets the profiles for one block of code (the
+calibration fit evaluates the engine under trial values that way).
+
 The file's ``unit`` column names each row's unit; it is fixed by the op class (``OP_CLASS_UNITS``), and
 a row whose unit disagrees is refused. A file without the column (an older overlay) is still read.
 """
@@ -27,6 +33,9 @@ a row whose unit disagrees is refused. A file without the column (an older overl
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -48,6 +57,8 @@ OP_CLASS_UNITS = {
     "request_overhead": "s", "link_latency": "s",
 }
 KEYS = ("generation", "stack", "precision", "phase", "op_class")
+#: The overlay file name (in the ``--catalog-dir`` folder) whose rows take precedence.
+OVERLAY_FILE = "perf_profiles_llm.csv"
 
 
 @dataclass(frozen=True)
@@ -107,9 +118,40 @@ def _check_unit(path: Path, line: int, row: ProfileRow, unit: str) -> None:
                            fix=f"write unit {row.unit} (or leave it empty) for op class {row.op_class}")
 
 
-@lru_cache(maxsize=8)
+_OVERRIDE: ContextVar[Profiles | None] = ContextVar("infrafit_llm_profiles", default=None)
+
+
 def load_profiles(path: str | None = None) -> Profiles:
-    return Profiles(_parse(Path(path) if path else default_profiles_path()))
+    """The profiles of ``path``; with none, the ones in force: those of ``using_profiles``, else the
+    packaged file under the active catalog overlay's ``perf_profiles_llm.csv`` rows (if any)."""
+    if path:
+        return _load(path, None, 0)
+    override = _OVERRIDE.get()
+    if override is not None:
+        return override
+    from infrafit.settings import overlay_dir
+
+    folder = overlay_dir()
+    overlay = Path(folder) / OVERLAY_FILE if folder else None
+    if overlay is None or not overlay.is_file():
+        return _load(None, None, 0)
+    return _load(None, str(overlay), overlay.stat().st_mtime_ns)  # a rewritten overlay is read again
+
+
+@lru_cache(maxsize=8)
+def _load(path: str | None, overlay: str | None, _mtime_ns: int) -> Profiles:
+    base = _parse(Path(path) if path else default_profiles_path())
+    return Profiles((_parse(Path(overlay)) if overlay else ()) + base)
+
+
+@contextmanager
+def using_profiles(profiles: Profiles) -> Iterator[Profiles]:
+    """Evaluate the engine under ``profiles`` inside the block (this context only)."""
+    token = _OVERRIDE.set(profiles)
+    try:
+        yield profiles
+    finally:
+        _OVERRIDE.reset(token)
 
 
 class Profiles:
