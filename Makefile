@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint bench accuracy screenshots clean
+.PHONY: demo test lint bench accuracy bands screenshots clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -31,6 +31,9 @@ bench: $(STAMP)
 
 accuracy: $(STAMP)
 	$(BIN)/python -m infrafit.perf.validate.accuracy_report
+
+bands: $(STAMP)
+	$(BIN)/python scripts/fit_bands.py
 
 screenshots: $(STAMP)
 	$(BIN)/python scripts/screenshots.py

@@ -81,6 +81,7 @@ EFFECTS: dict[str, tuple[dict, dict, str]] = {
     "inference.slo.e2e_p99_s": (CHAT, {"inference.slo.e2e_p99_s": 12.0}, "plan"),
     "inference.slo.latency_p99_s": (VISION, {"inference.slo.latency_p99_s": 0.005}, "plan"),
     "inference.slo.measured_at": (USERS, {"inference.slo.measured_at": "server"}, "plan"),
+    "inference.slo.risk": (CHAT, {"inference.slo.risk": "p90"}, "plan"),
     "training.tokens": (TRAIN, {"training.tokens": 2_000_000_000}, "plan"),
     "training.samples": (TRAIN, {"training.tokens": None, "training.samples": 500_000}, "plan"),
     "training.epochs": (TRAIN, {"training.tokens": None, "training.epochs": 3, "training.dataset": {"samples": 50_000}},

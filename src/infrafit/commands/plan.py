@@ -34,6 +34,9 @@ def register(app: typer.Typer) -> None:
                                                     "(serve.sh, k8s.yaml, loadtest.sh, skypilot.yaml).")] = None,
         explain: Annotated[int | None, typer.Option("--explain", help="Print the full reasoning of option N "
                                                     "(why, risks, cost items, server) instead of the table.")] = None,
+        risk: Annotated[str | None, typer.Option("--risk", help="p50 | p90: check the SLOs at this point of each "
+                                                 "prediction's uncertainty band (default: the spec's "
+                                                 "inference.slo.risk, p90).")] = None,
     ) -> None:
         """Search, rank and explain infrastructure options for SPEC."""
         if explain is not None and (explain < 1 or explain > top):
@@ -41,9 +44,10 @@ def register(app: typer.Typer) -> None:
 
             raise InputError(f"--explain {explain} is not among the {top} options asked for",
                              fix=f"give a rank from 1 to {top} (or raise --top)")
+        extra = () if risk is None else (f"inference.slo.risk={risk}",)  # validated as the spec field
         run_plan(spec, objective=objective, top=top, json_out=json_out, report=report, diverse=not show_all,
-                 verified_only=verified_only, max_price_age_days=max_price_age_days, sets=tuple(sets or ()),
-                 export=export, explain=explain)
+                 verified_only=verified_only, max_price_age_days=max_price_age_days,
+                 sets=tuple(sets or ()) + extra, export=export, explain=explain)
 
 
 def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: bool = False,

@@ -34,7 +34,7 @@ _EXPORTS = {
     "CALIBRATION_COLUMNS": "infrafit.perf.calibrated", "CALIBRATION_FILE": "infrafit.perf.calibrated",
     "OPS_PER_LAYER": "infrafit.perf.calibrated", "roofline_time_s": "infrafit.perf.core",
     "fit_llm_profiles": "infrafit.perf.fit.llm", "fit_nonllm_profiles": "infrafit.perf.fit.nonllm",
-    "fit_training_profiles": "infrafit.perf.fit.training",
+    "fit_training_profiles": "infrafit.perf.fit.training", "fit_bands": "infrafit.perf.fit.bands",
     "serve": "infrafit.perf.llm.engine", "build_setup": "infrafit.perf.llm.setup",
     "ConfigRow": "infrafit.perf.llm.setup",
     "shape_from_arch": "infrafit.perf.llm.shape",
@@ -47,7 +47,8 @@ _EXPORTS = {
     "plan_precision": "infrafit.perf.llm.setup",
 }
 #: Exported names that differ from the module's own name for the object.
-_ALIASES = {"fit_llm_profiles": "main", "fit_nonllm_profiles": "main", "fit_training_profiles": "main",
+_ALIASES = {"fit_bands": "main", "fit_llm_profiles": "main", "fit_nonllm_profiles": "main",
+            "fit_training_profiles": "main",
             "network_fit": "fit", "PROFILE_KEYS": "KEYS", "PROFILE_OVERLAY_FILE": "OVERLAY_FILE"}
 __all__ = [
     "CALIBRATION_COLUMNS",
@@ -77,6 +78,7 @@ __all__ = [
     "default_stack",
     "estimate",
     "evaluate",
+    "fit_bands",
     "fit_llm_profiles",
     "fit_nonllm_profiles",
     "fit_training_profiles",
@@ -99,6 +101,7 @@ if TYPE_CHECKING:
     from infrafit.perf.core import roofline_time_s
     from infrafit.perf.estimate_one import best_tp, choose_precision, estimate
     from infrafit.perf.evaluate_many import evaluate, serving_kind
+    from infrafit.perf.fit.bands import main as fit_bands
     from infrafit.perf.fit.llm import main as fit_llm_profiles
     from infrafit.perf.fit.nonllm import main as fit_nonllm_profiles
     from infrafit.perf.fit.training import main as fit_training_profiles

@@ -44,7 +44,21 @@ def estimate(workload: Workload, config: Config, catalog: Catalog | None = None,
         est = estimate_nonllm(workload, config, cat, point)
     else:
         est = estimate_llm(workload, config, cat, point)
-    return with_server(workload, est, arch, cat, host=host)
+    return with_band(workload, with_server(workload, est, arch, cat, host=host))
+
+
+def with_band(workload: Workload, est: Estimate) -> Estimate:
+    """``est`` with its uncertainty block (``perf.bands``): the p10/p50/p90 of every figure it reports."""
+    from infrafit.perf.bands import uncertainty
+
+    arch = workload.model_arch()
+    kind = "training" if workload.task in ("training", "fine-tuning") else "llm" if arch.kind == "decoder" else "nonllm"
+    lat = est.latency
+    figures: dict[str, float | None] = {
+        "ttft_p99_s": lat.ttft_s.p99 if lat.ttft_s else None, "tpot_p99_s": lat.tpot_s.p99 if lat.tpot_s else None,
+        ("e2e_p99_s" if kind == "llm" else "latency_p99_s"): lat.e2e_s.p99 if lat.e2e_s else None,
+        "time_to_train_s": est.time_to_train_s, **{k: v for k, v in est.throughput.items() if v}}
+    return replace(est, uncertainty=uncertainty(kind, str(arch.id), est.config.accelerator, figures))
 
 
 def choose_precision(workload: Workload, acc: Accelerator) -> str:

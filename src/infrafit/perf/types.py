@@ -108,6 +108,7 @@ class Estimate:
     time_to_train_s: float | None = None
     notes: tuple[str, ...] = ()  # e.g. "fp4 not native on H100: fell back to fp8"
     operating_point: dict[str, Any] | None = None  # perf.operating.describe(): where the figures hold
+    uncertainty: dict[str, Any] | None = None  # perf.bands.uncertainty(): p10/p50/p90 of each figure
 
     def to_json(self) -> dict[str, Any]:
         """The ``estimate --json`` shape of DESIGN.md section 4."""
@@ -132,6 +133,7 @@ class Estimate:
             "breakdown": self.breakdown,
             "notes": list(self.notes),
             "operating_point": self.operating_point,
+            "uncertainty": self.uncertainty,
         }
 
 

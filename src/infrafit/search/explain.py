@@ -46,6 +46,30 @@ def binding_constraint(slo: dict, i: int) -> str | None:
             f"{fmt_value(name, limit)} {limit_word} ({ratio:.0%} of it)")
 
 
+def risk_line(uncertainty: dict | None, limits: dict[str, float | None], risk: str, added_s: float = 0.0) -> str | None:
+    """How much room the SLOs leave at the p90 of the uncertainty band, whatever risk the planner checked
+    at: 'SLOs checked at p50 of the band; at its p90 (model and chip in the fit) TTFT p99 reaches 1.6 s
+    against the 1 s SLO, -60 % headroom'. The tightest SLO is named."""
+    figures = (uncertainty or {}).get("figures") or {}
+    best = None
+    for name, limit in limits.items():
+        f = figures.get(name)
+        if not limit or not f:
+            continue
+        value = float(f["p90"]) + (0.0 if name == "tpot_p99_s" else added_s)  # network delays requests, not tokens
+        headroom = 1.0 - value / float(limit)
+        if best is None or headroom < best[0]:
+            best = (headroom, name, value, float(limit))
+    if best is None:
+        return None
+    headroom, name, value, limit = best
+    regime = ("model and chip in the fit" if (uncertainty or {}).get("regime") == "in_fit"
+              else "model or chip not in the fit: wider band")
+    return (f"SLOs checked at {risk} of the uncertainty band; at its p90 ({regime}) {SLO_LABEL.get(name, name)} "
+            f"reaches {fmt_value(name, value)} against the {fmt_value(name, limit)} SLO, {headroom:.0%} headroom"
+            + ("" if headroom >= 0 or risk == "p90" else " (plan --risk p90 to size for it)"))
+
+
 def _mfu_text(terms: dict[str, float]) -> str:
     """MFU is counted against the dense bf16 peak (perf.training's convention), so an fp8 or int8 run
     reads 'MFU 91%' while it uses 45% of its own peak: say both when they differ."""
@@ -166,5 +190,5 @@ def family_fail_line(kind: str, name: str, value: float, limit: float, where: st
     return f"{label} {fmt_value(name, value)} > {fmt_value(name, limit)} {word} (best: {where})"
 
 
-__all__ = ["STALE_PRICE_DAYS", "price_age", "price_age_days", "price_age_line", "binding_constraint", "cost_drivers",
-           "family_fail_line", "mode_risks", "price_risks", "roofline_line", "versus_line"]
+__all__ = ["STALE_PRICE_DAYS", "price_age", "price_age_days", "price_age_line", "binding_constraint", "risk_line",
+           "cost_drivers", "family_fail_line", "mode_risks", "price_risks", "roofline_line", "versus_line"]

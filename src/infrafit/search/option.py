@@ -170,6 +170,11 @@ def option_json(part, i: int, ctx: dict) -> dict:
         peak = max(cost["replicas"]) if cost["replicas"] else 1
         point = ex.SLO_LABEL.get((cfg.get("operating_point") or {}).get("metric", ""), "p99")
         why.extend(x for x in [op.why_line(cfg.get("operating_point"), point)] if x)
+        slo = workload.inference.slo
+        why.extend(x for x in [ex.risk_line(perf.get("uncertainty"), {
+            "ttft_p99_s": slo.ttft_p99_s, "tpot_p99_s": slo.tpot_p99_s,
+            "e2e_p99_s": slo.e2e_p99_s or slo.latency_p99_s, "latency_p99_s": slo.latency_p99_s or slo.e2e_p99_s},
+            slo.risk, float(added or 0.0))] if x)
         why.append(f"{peak:.0f} replica(s) of {part.ev.capacity[i]:,.3g} requests/s held at the peak month "
                    "(fixed modes)")
         why.extend(x for x in [_availability_line(workload)] if x)

@@ -204,7 +204,7 @@ def profiles_for(cases: list) -> tuple[Profiles, np.ndarray]:
     return profiles, free
 
 
-def cross_validate(cases: list, measured: np.ndarray) -> dict:
+def cross_validate(cases: list, measured: np.ndarray, keep_predictions: bool = False) -> dict:
     """Hold out each model (latency set) and each accelerator: fit on the rest, predict the held-out.
 
     Each fold rebuilds the fitted rows from its training rows (``profiles_for``): a key backed only by
@@ -228,7 +228,10 @@ def cross_validate(cases: list, measured: np.ndarray) -> dict:
             ex_te = expand([c for c, t in zip(cases, test, strict=True) if t], profiles)
             preds[test] = evaluate(ex_te, v)
         held = np.isfinite(preds)
-        out[label] = {"rows": int(held.sum()), "mdape": mdape(preds[held], measured[held])}
+        entry: dict[str, object] = {"rows": int(held.sum()), "mdape": mdape(preds[held], measured[held])}
+        out[label] = entry
+        if keep_predictions:  # the held-out prediction of each case (nan where its group was not held out)
+            entry["predictions"] = preds
     return out
 
 

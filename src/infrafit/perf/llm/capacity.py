@@ -161,9 +161,9 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
     ok = np.ones_like(ttft99, bool)
     limits = {"ttft_p99_s": (ttft99, slo.ttft_p99_s), "tpot_p99_s": (tpot99, slo.tpot_p99_s),
               "e2e_p99_s": (e2e99, slo.e2e_p99_s or slo.latency_p99_s)}
-    for value, limit in limits.values():
+    for name, (value, limit) in limits.items():
         if limit:
-            ok &= value <= limit
+            ok &= value * risk_factors(rows, arch, name, slo.risk)[:, None] <= limit
     rate = np.where(ok & fits[:, None], sv.requests_per_s, 0.0)
     if point is None:
         ri, j, names = op.point_indices(rate, targets)
@@ -209,6 +209,18 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
     p50 = {"ttft_s": ttft50, "tpot_s": tpot50, "e2e_s": ttft50 + (osl - 1.0) * tpot50}
     return Evaluated(out_rows, fits[ri], capacity, np.full(len(ri), np.nan), ttft99[ri, j], w + kv,
                      np.broadcast_to(np.asarray(setup.memory_bytes, float), (len(rows),))[ri], slo_out, terms, p50)
+
+
+def risk_factors(rows: Sequence[Any], arch: ModelArch, figure: str, risk: str) -> np.ndarray:
+    """Per configuration, what its predicted ``figure`` is multiplied by before the SLO check: the
+    band's ratio at ``risk`` for this model on that chip (``perf.bands``)."""
+    from infrafit.perf.bands import slo_factor
+
+    by_acc: dict[str, float] = {}
+    for r in rows:
+        if r.acc.id not in by_acc:
+            by_acc[r.acc.id] = slo_factor("llm", figure, str(arch.id), r.acc.id, risk)
+    return np.array([by_acc[r.acc.id] for r in rows])
 
 
 def _take_setup(setup: Setup, idx: np.ndarray, n: int) -> Setup:

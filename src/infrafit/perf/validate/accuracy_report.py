@@ -24,8 +24,9 @@ def _pct(v: float | None) -> str:
 
 
 def _table(title: str, groups: dict[str, dict]) -> list[str]:
-    lines = [f"| {title} | rows | MdAPE |", "|---|---:|---:|"]
-    lines += [f"| {k} | {g['rows']} | {_pct(g['mdape'])} |" for k, g in groups.items()]
+    lines = [f"| {title} | rows | MdAPE | band coverage |", "|---|---:|---:|---:|"]
+    lines += [f"| {k} | {g['rows']} | {_pct(g['mdape'])} | {_pct(g.get('band_coverage'))} |"
+              for k, g in groups.items()]
     return lines + [""]
 
 
@@ -33,7 +34,8 @@ def section(name: str, result: dict) -> list[str]:
     share = result["predicted"] / max(result["rows"], 1)
     out = [f"## {name}", "",
            f"Rows {result['rows']}, predicted {result['predicted']} ({100 * share:.1f}%), "
-           f"skipped {len(result['skipped'])}; overall MdAPE **{_pct(result['mdape'])}**.", ""]
+           f"skipped {len(result['skipped'])}; overall MdAPE **{_pct(result['mdape'])}**; band coverage "
+           f"{_pct(result.get('band_coverage'))} (measurements inside their prediction's p10-p90 band).", ""]
     for key, title in (("accelerator_family", "accelerator family"), ("task", "task"),
                        ("metric_kind", "metric kind")):
         out += _table(title, result["by"][key])
@@ -63,6 +65,26 @@ def cross_validation() -> list[str]:
     return lines + [""]
 
 
+def bands_section() -> list[str]:
+    """The bands in force and their out-of-sample coverage (``benchmarks/bands_fit.json``, written by
+    ``scripts/fit_bands.py``)."""
+    path = ROOT / "benchmarks" / "bands_fit.json"
+    if not path.is_file():
+        return ["Uncertainty bands: not fitted (run `scripts/fit_bands.py`).", ""]
+    fit = json.loads(path.read_text())
+    lines = ["## Uncertainty bands", "",
+             "Each prediction carries an 80 % band: the 10th-90th percentile of measured / predicted in its regime "
+             "(`perf.bands`; `unseen` = the model or chip was not in the fit, from held-out predictions). The "
+             "coverage in the tables above is in-sample for `in_fit` rows; the out-of-sample check is the LLM "
+             "band fitted on one cross-validation scheme's held-out residuals and counted on the other's:", "",
+             "| check | coverage |", "|---|---:|"]
+    lines += [f"| {k} | {_pct(v)} |" for k, v in fit["coverage"].items()]
+    lines += ["", "| task kind | metric | regime | p10 | p50 | p90 | rows |", "|---|---|---|---:|---:|---:|---:|"]
+    lines += [f"| {b['task_kind']} | {b['metric']} | {b['regime']} | {b['p10_ratio']} | {b['p50_ratio']} | "
+              f"{b['p90_ratio']} | {b['rows_count']} |" for b in fit["bands"]]
+    return lines + [""]
+
+
 def build(data_dir: Path, configs: Path) -> str:
     from infrafit.perf.validate.run import validate_csv
 
@@ -75,6 +97,7 @@ def build(data_dir: Path, configs: Path) -> str:
     for name, r in results.items():
         lines += section(name, r)
     lines += cross_validation()
+    lines += bands_section()
     lines += ["## Skipped rows", ""]
     for name, r in results.items():
         lines += skipped(name, r)

@@ -46,6 +46,36 @@ def workload_kind(row: dict[str, str], ctx: ValidateContext) -> str:
         return "unknown"
 
 
+def row_model_id(row: dict[str, str], ctx: ValidateContext) -> str:
+    """The model library id of a row's workload (an MLPerf preset's model), else the name as written."""
+    from infrafit.perf.validate.llm import resolve_arch
+    from infrafit.perf.validate.mlperf_llm import preset
+
+    name = row.get("workload", "").strip()
+    mp = preset(name)
+    if mp is not None:
+        name = mp.model
+    elif name.startswith("mlperf-"):
+        name = name.split("/", 1)[-1]
+    try:
+        return str(resolve_arch(name, ctx).id)
+    except SkipRow:
+        return name
+
+
+def row_band(row: dict[str, str], ctx: ValidateContext, predicted: float) -> dict[str, Any]:
+    """The uncertainty band (``perf.bands``) of a row's prediction: p10/p90 and its regime."""
+    from infrafit.perf.bands import band, in_fit, metric_class
+
+    task = (row.get("task") or "").strip()
+    kind = "training" if task in ("training", "fine-tuning") else (
+        "llm" if workload_kind(row, ctx) == "decoder" else "nonllm")
+    model_ok, acc_ok = in_fit(kind, row_model_id(row, ctx), (row.get("accelerator_id") or "").strip())
+    regime = "in_fit" if model_ok and acc_ok else "unseen"
+    b = band(kind, metric_class(row["metric_kind"]), regime)
+    return {"p10": predicted * b.p10_ratio, "p90": predicted * b.p90_ratio, "regime": regime}
+
+
 def _lazy(task: str) -> Predictor | None:
     try:
         mod = importlib.import_module(LAZY[task])
@@ -191,7 +221,8 @@ _GROUPS = ("accelerator_family", "task", "metric_kind")
 class _Totals:
     """What ``validate`` keeps across chunks: one small result per predicted row and the skips."""
 
-    def __init__(self) -> None:
+    def __init__(self, ctx: ValidateContext | None = None) -> None:
+        self.ctx = ctx
         self.rows = 0
         self.results: list[dict[str, Any]] = []
         self.groups: list[tuple[str, ...]] = []
@@ -208,8 +239,13 @@ class _Totals:
                 self.skipped.append({"row_id": row["row_id"], "reason": "measured value missing or not positive"})
                 continue
             p = preds[row["row_id"]]
-            self.results.append({"row_id": row["row_id"], "metric_kind": row["metric_kind"], "measured": meas,
-                                 "predicted": p, "ape": abs(p - meas) / meas})
+            result: dict[str, Any] = {"row_id": row["row_id"], "metric_kind": row["metric_kind"], "measured": meas,
+                                      "predicted": p, "ape": abs(p - meas) / meas}
+            if self.ctx is not None:
+                band = row_band(row, self.ctx, p)
+                result["band"] = band
+                result["in_band"] = band["p10"] <= meas <= band["p90"]
+            self.results.append(result)
             self.groups.append(tuple(row.get(g) or "unknown" for g in _GROUPS))
 
     def summary(self) -> dict[str, Any]:
@@ -220,8 +256,17 @@ class _Totals:
             for g, ape in zip(self.groups, apes, strict=True):
                 groups.setdefault(g[k], []).append(ape)
             by[name] = {key: {"rows": len(v), "mdape": float(np.median(v))} for key, v in sorted(groups.items())}
+        inside = [r["in_band"] for r in self.results if "in_band" in r]
+        for k, name in enumerate(_GROUPS):
+            cover: dict[str, list[bool]] = {}
+            for g, r in zip(self.groups, self.results, strict=True):
+                if "in_band" in r:
+                    cover.setdefault(g[k], []).append(r["in_band"])
+            for key, v in cover.items():
+                by[name][key]["band_coverage"] = float(np.mean(v))
         return {"rows": self.rows, "predicted": len(self.results), "skipped": self.skipped,
-                "mdape": float(np.median(apes)) if apes else None, "by": by, "results": self.results}
+                "mdape": float(np.median(apes)) if apes else None,
+                "band_coverage": float(np.mean(inside)) if inside else None, "by": by, "results": self.results}
 
 
 def summarize(rows: list[dict[str, str]], preds: dict[str, float], skipped: list[dict[str, str]]) -> dict[str, Any]:
@@ -236,7 +281,7 @@ def validate_rows(rows: Iterable[dict[str, str]], model_configs_dir: str | None 
     from infrafit.catalog import load_catalog
 
     ctx = ValidateContext(catalog or load_catalog(), model_configs_dir)
-    totals = _Totals()
+    totals = _Totals(ctx)
     chunk: list[dict[str, str]] = []
     for row in rows:
         chunk.append(row)
