@@ -32,6 +32,10 @@ CHAT = {"name": "chat", "task": "inference", "model": "llama3.1-8b", "precision"
                       "slo": {"ttft_p99_s": 1.0, "tpot_p99_s": 0.05}},
         "usage": {"pattern": "continuous"}, "placement": {"countries": ["US"]},
         "deployment": {"allowed": ["cloud", "on_prem"]}, "horizon_months": 12}
+SHARED = copy.deepcopy(CHAT)
+SHARED["inference"]["traffic"]["prefix"] = {"shared_tokens": 600, "hit_rate": 0.9}
+SPECULATIVE = copy.deepcopy(CHAT)
+SPECULATIVE["inference"]["speculative"] = {"method": "eagle", "tokens": 3, "acceptance_rate": 0.7}
 USERS = copy.deepcopy(CHAT) | {"placement": {"countries": ["JP", "KR", "US"], "users_in": ["seoul", "tokyo"]}}
 BATCH = {"name": "batch", "task": "inference", "model": "llama3.1-8b",
          "inference": {"mode": "batch", "traffic": {"items": {"per_day": 2_000_000, "window_hours": 6},
@@ -82,6 +86,13 @@ EFFECTS: dict[str, tuple[dict, dict, str]] = {
     "inference.slo.latency_p99_s": (VISION, {"inference.slo.latency_p99_s": 0.005}, "plan"),
     "inference.slo.measured_at": (USERS, {"inference.slo.measured_at": "server"}, "plan"),
     "inference.slo.risk": (CHAT, {"inference.slo.risk": "p90"}, "plan"),
+    "inference.traffic.prefix.shared_tokens": (CHAT, {"inference.traffic.prefix": {"shared_tokens": 600}}, "plan"),
+    "inference.traffic.prefix.hit_rate": (SHARED, {"inference.traffic.prefix.hit_rate": 0.2}, "plan"),
+    "inference.speculative.method": (CHAT, {"inference.speculative": {"method": "eagle"}}, "plan"),
+    "inference.speculative.tokens": (SPECULATIVE, {"inference.speculative.tokens": 6}, "plan"),
+    "inference.speculative.acceptance_rate": (SPECULATIVE, {"inference.speculative.acceptance_rate": 0.4}, "plan"),
+    "inference.speculative.draft_model": (SPECULATIVE, {"inference.speculative": {
+        "method": "draft_model", "draft_model": "gemma3-1b"}}, "plan"),
     "training.tokens": (TRAIN, {"training.tokens": 2_000_000_000}, "plan"),
     "training.samples": (TRAIN, {"training.tokens": None, "training.samples": 500_000}, "plan"),
     "training.epochs": (TRAIN, {"training.tokens": None, "training.epochs": 3, "training.dataset": {"samples": 50_000}},

@@ -99,6 +99,41 @@ def value_problems(w: Workload) -> list[Triple]:
     out += _placement(w)
     out += _availability(w)
     out += _network(w)
+    out += _llm_features(w)
+    return out
+
+
+def _llm_features(w: Workload) -> list[Triple]:
+    """Prefix caching and speculative decoding act on LLM serving; their numbers must make sense."""
+    inf = w.inference
+    if inf is None or (inf.traffic.prefix is None and inf.speculative is None):
+        return []
+    out: list[Triple] = []
+    try:
+        decoder = w.model_arch().kind == "decoder"
+    except Exception:  # noqa: BLE001 - an unknown model is reported by its own check
+        return []
+    for name, given in (("traffic", inf.traffic.prefix), ("speculative", inf.speculative)):
+        if given is not None and not decoder:
+            where = ("inference", "traffic", "prefix") if name == "traffic" else ("inference", "speculative")
+            out.append((where, f"{where[-1]} applies to LLM serving, not to a {w.model_arch().kind} model",
+                        f"drop inference.{'.'.join(where[1:])}"))
+    prefix, isl = inf.traffic.prefix, inf.traffic.input_tokens
+    if prefix is not None and isl is not None and isl.mean and prefix.shared_tokens > isl.mean:
+        out.append((("inference", "traffic", "prefix", "shared_tokens"),
+                    f"shared_tokens {prefix.shared_tokens:g} is more than the mean prompt ({isl.mean:g} tokens)",
+                    "the shared prefix is part of each prompt: give at most input_tokens.mean"))
+    spec = inf.speculative
+    if spec is not None and spec.draft_model:
+        from infrafit.workload import models
+
+        try:
+            models.resolve_model(spec.draft_model)
+        except Exception as exc:  # noqa: BLE001 - say which name and how to fix it
+            what = getattr(exc, "what", str(exc))
+            out.append((("inference", "speculative", "draft_model"), f"draft_model {spec.draft_model!r}: {what}",
+                        "name a smaller model of the same family from the library (`infrafit catalog models`, "
+                        "e.g. gemma3-1b for gemma3-27b)"))
     return out
 
 

@@ -87,6 +87,17 @@ class Items(Section):
     window_hours: t.WindowHours = 24.0
 
 
+class Prefix(Section):
+    """Prompt tokens every request shares (a system prompt, few-shot examples, a document many questions
+    ask about), kept by the serving stack's prefix cache (vLLM automatic prefix caching, SGLang
+    RadixAttention, TensorRT-LLM KV reuse): ``shared_tokens`` of each prompt are the shared part and
+    ``hit_rate`` the fraction of requests that find it cached. A hit skips their prefill and stores
+    their KV once for all sequences."""
+
+    shared_tokens: t.SharedTokens
+    hit_rate: t.Fraction = 1.0
+
+
 class Traffic(Section):
     requests_per_s: t.RequestRate | None = None
     peak_requests_per_s: t.RequestRate | None = None
@@ -97,6 +108,7 @@ class Traffic(Section):
     #: true when each request opens a new connection (no keep-alive or HTTP/2 reuse): the client then
     #: also waits for the TCP handshake and the TLS 1.3 handshake, one round trip each
     new_connection_per_request: bool = False
+    prefix: Prefix | None = None
 
     def daily_factors(self) -> tuple[float, ...]:
         """24 hourly factors of the average rate (their mean is 1): rate(h) = requests_per_s x f[h]."""
@@ -138,10 +150,34 @@ class Slo(Section):
     risk: Literal["p50", "p90"] = "p50"
 
 
+class Speculative(Section):
+    """Speculative decoding: a cheap drafter proposes ``tokens`` tokens per step and the model verifies
+    them in one forward pass, each accepted with probability ``acceptance_rate`` (Leviathan et al., ICML
+    2023). ``method``: ``draft_model`` (a smaller model of the same tokenizer, ``draft_model`` names it),
+    ``mtp`` (multi-token-prediction heads, DeepSeek-V3), ``eagle`` (EAGLE's one-layer draft head), ``ngram``
+    (prompt lookup: no model)."""
+
+    method: Literal["draft_model", "mtp", "eagle", "ngram"]
+    draft_model: str | None = None
+    tokens: Annotated[int, Field(ge=1, le=16)] = 3
+    acceptance_rate: Annotated[float, Field(gt=0, lt=1)] = 0.7
+
+    @model_validator(mode="after")
+    def _draft(self) -> Speculative:
+        if self.method == "draft_model" and not self.draft_model:
+            raise t.invalid("method draft_model needs draft_model", "name the draft model "
+                            "(e.g. draft_model: llama3.2-1b), or use method mtp, eagle or ngram", at="draft_model")
+        if self.method != "draft_model" and self.draft_model:
+            raise t.invalid(f"draft_model is read with method draft_model, not {self.method}",
+                            "set method: draft_model, or drop draft_model", at="draft_model")
+        return self
+
+
 class Inference(Section):
     mode: Literal["realtime", "batch", "edge", "mixed"] = "realtime"
     traffic: Traffic
     slo: Slo = Slo()
+    speculative: Speculative | None = None
 
 
 # --- training -----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from infrafit.catalog.model import known_bandwidth
 from infrafit.perf import operating as op
 from infrafit.perf.llm.engine import (
     Setup,
+    Speculation,
     decode_step,
     max_concurrency,
     prefill_alone_s,
@@ -79,12 +80,36 @@ def lengths(traffic: Traffic) -> tuple[float, float, float, float]:
     return isl, osl, isl99, osl99
 
 
+def cached_prompt_tokens(traffic: Traffic) -> float:
+    """Mean prompt tokens a prefix cache serves (``traffic.prefix``: shared tokens x hit rate), 0 without."""
+    prefix = getattr(traffic, "prefix", None)
+    return 0.0 if prefix is None else float(prefix.shared_tokens) * float(prefix.hit_rate)
+
+
+#: Decoder layers of the model's own width one drafted token costs, per speculative method: an MTP module
+#: is one transformer block (DeepSeek-V3 report section 2.2), EAGLE's draft head one decoder layer (Li et al.
+#: 2024); n-gram prompt lookup runs no model.
+HEAD_LAYERS = {"mtp": 1.0, "eagle": 1.0, "ngram": 0.0}
+
+
+def speculation(spec: Any, shape: LLMShape) -> Speculation | None:
+    """The engine's ``Speculation`` of ``inference.speculative`` (None without)."""
+    if spec is None:
+        return None
+    draft = None
+    if spec.method == "draft_model":
+        from infrafit.workload.models import resolve_model
+
+        draft = shape_from_arch(resolve_model(spec.draft_model))
+    return Speculation(int(spec.tokens), float(spec.acceptance_rate), draft, HEAD_LAYERS.get(spec.method, 0.0))
+
+
 def _grid_setup(setup: Setup) -> Setup:
     return replace(setup, **{f.name: np.asarray(getattr(setup, f.name), float)[:, None] for f in fields(setup)})
 
 
 def ttft_p99_at_long_prompt(shape: LLMShape, grid: Setup, ttft_p99_s: np.ndarray, isl: float,
-                            isl99: float) -> np.ndarray:
+                            isl99: float, cached_tokens: float = 0.0) -> np.ndarray:
     """TTFT p99 of a p99-length prompt: the model's queueing p99 under the mean traffic, with the
     request's own prefill at the p99 prompt length instead of the mean one.
 
@@ -93,8 +118,8 @@ def ttft_p99_at_long_prompt(shape: LLMShape, grid: Setup, ttft_p99_s: np.ndarray
     (doing so, as ``serve`` at ``isl_p99`` for everyone would, counts the tail twice)."""
     if not isl99 or isl99 <= isl:
         return ttft_p99_s
-    extra = prefill_alone_s(shape, grid, np.asarray(isl99, float)) - prefill_alone_s(shape, grid, np.asarray(isl,
-                                                                                                             float))
+    extra = (prefill_alone_s(shape, grid, np.asarray(isl99, float), cached_tokens)
+             - prefill_alone_s(shape, grid, np.asarray(isl, float), cached_tokens))
     return ttft_p99_s + np.maximum(extra, 0.0)
 
 
@@ -141,7 +166,8 @@ def _given_columns(rate: np.ndarray, grid: np.ndarray, point: OperatingPoint) ->
 def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], precisions: tuple[str, ...],
                  stacks_for: Callable[[Accelerator], list[str]], traffic: Traffic, slo: Slo, profiles: Any = None,
                  targets: tuple[float, ...] = (), *, tps: Sequence[int] | None = None,
-                 point: OperatingPoint | None = None, pp: int = 1, ep: int = 1) -> Evaluated:
+                 point: OperatingPoint | None = None, pp: int = 1, ep: int = 1,
+                 speculative: Any = None) -> Evaluated:
     """Continuous-batching capacity of every (accelerator, count) x precision x stack x layout, at its
     SLO-limited load and at ``targets`` (fractions of that rate), or at the caller's ``point``."""
     shape = shape_from_arch(arch)
@@ -152,10 +178,14 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
     isl, osl, isl99, osl99 = lengths(traffic)
     grid_c = _grid_with(point.concurrency if point is not None else None)
     grid = _grid_setup(setup)
-    sv = serve(shape, grid, grid_c[None, :], np.asarray(isl), np.asarray(osl))
-    cmax = max_concurrency(shape, setup, np.asarray(isl + osl))
+    cached = cached_prompt_tokens(traffic)
+    spec = speculation(speculative, shape)
+    draft = spec.draft if spec is not None else None
+    sv = serve(shape, grid, grid_c[None, :], np.asarray(isl), np.asarray(osl), cached_tokens=cached,
+               speculation=spec)
+    cmax = max_concurrency(shape, setup, np.asarray(isl + osl), shared_tokens=cached, draft=draft)
     fits = cmax >= 1
-    ttft99 = ttft_p99_at_long_prompt(shape, grid, sv.ttft_p99_s, isl, isl99)
+    ttft99 = ttft_p99_at_long_prompt(shape, grid, sv.ttft_p99_s, isl, isl99, cached)
     tpot99 = sv.tpot_p99_s
     e2e99 = ttft99 + (osl99 - 1.0) * tpot99
     ok = np.ones_like(ttft99, bool)
@@ -176,9 +206,11 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
     capacity = sv.requests_per_s[ri, j] if point is not None else rate[ri, j]
     chosen_c = grid_c[j]
     in_flight = np.minimum(chosen_c, np.maximum(cmax[ri], 1))
-    w = weight_bytes_per_gpu(shape, sub)
-    kv_per_seq = shape.kv_elements(isl + osl) * sub.kv_bytes_per_element / np.minimum(sub.tp, shape.kv_shards_max)
-    kv = kv_per_seq * in_flight / sub.adp
+    w = weight_bytes_per_gpu(shape, sub) + (0.0 if draft is None else weight_bytes_per_gpu(draft, sub))
+    shards = np.minimum(sub.tp, shape.kv_shards_max)
+    own = shape.kv_elements(isl + osl) - shape.kv_elements(min(cached, isl + osl))  # a cached prefix is held once
+    kv_per_seq = own * sub.kv_bytes_per_element / shards
+    kv = kv_per_seq * in_flight / sub.adp + shape.kv_elements(cached) * sub.kv_bytes_per_element / shards
     step = decode_step(shape, sub, in_flight, np.full(len(ri), isl + osl / 2))
     n_pts = len(ri)
     reserve = np.broadcast_to(np.asarray(sub.memory_reserve_fraction, float), (n_pts,)) * np.maximum(

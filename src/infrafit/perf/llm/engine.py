@@ -98,7 +98,8 @@ def kv_shards(shape: LLMShape, s: Setup) -> np.ndarray:
 
 
 def max_concurrency(
-    shape: LLMShape, s: Setup, context_tokens: np.ndarray, prompt_tokens: np.ndarray | None = None
+    shape: LLMShape, s: Setup, context_tokens: np.ndarray, prompt_tokens: np.ndarray | None = None,
+    shared_tokens: float = 0.0, draft: LLMShape | None = None,
 ) -> np.ndarray:
     """Requests of ``context_tokens`` whose KV cache fits next to the weights (per instance).
 
@@ -109,12 +110,19 @@ def max_concurrency(
     keeping only its own generated tokens (PagedAttention copy-on-write block sharing, Kwon et al.
     SOSP 2023 section 4.4); without ``prompt_tokens`` every beam holds the whole context.
     """
-    free = (s.memory_bytes - weight_bytes_per_gpu(shape, s)) * (1.0 - s.memory_reserve_fraction)
+    weights = weight_bytes_per_gpu(shape, s) + (0.0 if draft is None else weight_bytes_per_gpu(draft, s))
+    free = (s.memory_bytes - weights) * (1.0 - s.memory_reserve_fraction)
     ctx = np.asarray(context_tokens, dtype=float)
     prefix = np.zeros_like(ctx) if prompt_tokens is None else np.minimum(np.asarray(prompt_tokens, float), ctx)
     beams = float(shape.beam_width)
     elements = beams * shape.kv_elements(ctx) - (beams - 1.0) * shape.kv_elements(prefix)
+    # a cached shared prefix is held once (its blocks are shared, like the beams' prompt) and not per sequence
+    shared = np.minimum(shared_tokens, ctx)
+    elements = elements - shape.kv_elements(shared)
     per_seq = elements * s.kv_bytes_per_element / kv_shards(shape, s)
+    if draft is not None:  # the draft model keeps its own KV cache of every sequence
+        per_seq = per_seq + draft.kv_elements(ctx) * s.kv_bytes_per_element / kv_shards(draft, s)
+    free = free - shape.kv_elements(shared) * s.kv_bytes_per_element / kv_shards(shape, s)
     return np.floor(np.maximum(free, 0.0) / np.maximum(per_seq, 1e-9) * s.adp)
 
 
@@ -227,10 +235,13 @@ def prefill_compute_s(
     return t + _collectives_s(shape, s, tokens, tokens if one_group else None)
 
 
-def prefill_alone_s(shape: LLMShape, s: Setup, prompt_tokens: np.ndarray) -> np.ndarray:
-    """A prompt's prefill on an otherwise idle instance: compute vs weights read once, plus overhead."""
-    t_c = prefill_compute_s(shape, s, prompt_tokens, prompt_tokens, one_group=True)
-    t_w = _gemm_weight_bytes_per_gpu(shape, s, prompt_tokens) / (s.memory_bytes_per_s * s.eff_memory)
+def prefill_alone_s(shape: LLMShape, s: Setup, prompt_tokens: np.ndarray, cached_tokens: float = 0.0) -> np.ndarray:
+    """A prompt's prefill on an otherwise idle instance: compute vs weights read once, plus overhead.
+    ``cached_tokens`` of it are a prefix-cache hit: only the rest is computed, attending to the whole prompt
+    (mean context ``(cached + prompt) / 2`` over the new tokens)."""
+    new = np.maximum(np.asarray(prompt_tokens, float) - cached_tokens, 1.0)
+    t_c = prefill_compute_s(shape, s, new, new + 2.0 * cached_tokens, one_group=True)
+    t_w = _gemm_weight_bytes_per_gpu(shape, s, new) / (s.memory_bytes_per_s * s.eff_memory)
     return np.maximum(t_c, t_w) + s.prefill_overhead_s + moe_prefill_overhead_s(shape, s)
 
 
@@ -278,9 +289,44 @@ class Serving:
     prefill_utilisation: np.ndarray
 
 
+@dataclass(frozen=True)
+class Speculation:
+    """Speculative decoding (``inference.speculative``): ``tokens`` drafted per step, each accepted with
+    probability ``acceptance_rate``; ``draft`` is the draft model's shape (None for heads and n-grams) and
+    ``head_layers`` the decoder layers of the model's own width one drafted token costs (1 for an MTP or
+    EAGLE head, 0 for n-gram prompt lookup)."""
+
+    tokens: int
+    acceptance_rate: float
+    draft: LLMShape | None = None
+    head_layers: float = 0.0
+
+    def tokens_per_step(self) -> float:
+        """Expected tokens one verify step emits: ``(1 - a^(k+1)) / (1 - a)`` (Leviathan et al. 2023, eq. 1)."""
+        a, k = self.acceptance_rate, self.tokens
+        return (1.0 - a ** (k + 1)) / (1.0 - a)
+
+
+def speculative_step_s(shape: LLMShape, s: Setup, batch: np.ndarray, context_tokens: np.ndarray,
+                       spec: Speculation) -> np.ndarray:
+    """Time per emitted token with speculation: one verify pass of ``k + 1`` tokens per sequence (the GEMMs
+    see ``batch (k + 1)`` rows; the KV cache is read once per sequence, attention computes every query) plus
+    ``k`` draft steps, over the expected tokens per step."""
+    k = spec.tokens
+    v = decode_step(shape, s, batch * (k + 1), context_tokens)
+    attention = np.maximum(v["attention_compute_s"], v["kv_read_s"] / (k + 1))
+    verify = v["gemm_s"] + attention + v["collectives_s"] + v["overhead_s"]
+    if spec.draft is not None:
+        draft = k * decode_step(spec.draft, s, batch, context_tokens)["time_s"]
+    else:
+        one = decode_step(shape, s, batch, context_tokens)
+        draft = k * spec.head_layers * (one["time_s"] - one["overhead_s"]) / shape.num_layers
+    return (verify + draft) / spec.tokens_per_step()
+
+
 def serve(
     shape: LLMShape, s: Setup, concurrency: np.ndarray, input_tokens: np.ndarray, output_tokens: np.ndarray,
-    closed_loop: np.ndarray | bool = True,
+    closed_loop: np.ndarray | bool = True, cached_tokens: float = 0.0, speculation: Speculation | None = None,
 ) -> Serving:
     """Continuous batching at ``concurrency`` requests in flight per instance (closed loop).
 
@@ -304,14 +350,20 @@ def serve(
     c_req = np.maximum(np.asarray(concurrency, dtype=float), 1.0)
     osl = np.maximum(np.asarray(output_tokens, dtype=float), 1.0)
     isl = np.asarray(input_tokens, dtype=float)
-    c_max = np.maximum(max_concurrency(shape, s, isl + osl, isl), 1.0)
+    draft = speculation.draft if speculation is not None else None
+    c_max = np.maximum(max_concurrency(shape, s, isl + osl, isl, cached_tokens, draft), 1.0)
     c = np.minimum(c_req, c_max)
-    step = decode_step(shape, s, c, isl + osl / 2.0)["time_s"]
-    p_alone = prefill_alone_s(shape, s, isl)
+    if speculation is None:
+        step = decode_step(shape, s, c, isl + osl / 2.0)["time_s"]
+    else:
+        step = speculative_step_s(shape, s, c, isl + osl / 2.0, speculation)
+    p_alone = prefill_alone_s(shape, s, isl, cached_tokens)
     # A prompt mixed into the running batch shares its step's GEMMs with the C decode tokens and the
-    # other prompts of that step, up to the stack's per-step token budget (chunked prefill).
-    step_tokens = c + np.minimum(np.maximum(isl, c / osl * isl), s.token_budget)
-    p_mixed = prefill_compute_s(shape, s, isl, isl, step_tokens=np.where(c > 1, step_tokens, isl))
+    # other prompts of that step, up to the stack's per-step token budget (chunked prefill). A prefix-cache
+    # hit computes only the prompt's uncached tokens.
+    new = np.maximum(isl - cached_tokens, 1.0)
+    step_tokens = c + np.minimum(np.maximum(new, c / osl * new), s.token_budget)
+    p_mixed = prefill_compute_s(shape, s, new, new + 2.0 * cached_tokens, step_tokens=np.where(c > 1, step_tokens, new))
     # C / OSL prompts join the batch per step; at C = 1 there is no other request to mix with.
     share = np.where(c > 1, (c / osl) * p_mixed, 0.0)
     tpot = step + share
@@ -319,7 +371,7 @@ def serve(
     rate = c / lifetime  # the engine's throughput at C in flight (``offline_rate``)
     rho = np.where(c > 1, rate * p_mixed * (c - 1) / c, 0.0)
     wait = md1_wait_s(rho, p_mixed)
-    burst = np.where(closed_loop, _burst_wait_s(shape, s, c, isl, p_mixed, step), 0.0)
+    burst = np.where(closed_loop, _burst_wait_s(shape, s, c, new, p_mixed, step), 0.0)
     slot_wait = np.maximum(c_req / c_max - 1.0, 0.0) * lifetime
     ttft50 = p_alone + np.where(c > 1, 0.5 * step, 0.0) + wait * np.log(2.0) + burst + slot_wait
     ttft99 = p_alone + np.where(c > 1, step, 0.0) + wait * P99_TAIL + 2.0 * burst + slot_wait
