@@ -125,13 +125,55 @@ def _config_candidates(name: str, folder: Path) -> list[Path]:
     return [folder / f"{stem}.json", folder / f"{stem}_config.json", folder / stem / "config.json"]
 
 
+#: Hugging Face ``config.json`` files shipped with infrafit (sources and licences in its SOURCES.md): a
+#: name the curated library lacks resolves to one of them by its Hugging Face id or its bare name.
+HF_CONFIG_DIR = Path(__file__).resolve().parent / "data" / "hf_configs"
+QUANT_SUFFIX = ".hf_quant_config.json"
+#: ModelOpt ``quant_algo`` -> the checkpoint's weight precision.
+QUANT_ALGO_PRECISION = {"NVFP4": "fp4", "FP8": "fp8", "W4A16_AWQ": "int4", "W8A8_SQ_PER_CHANNEL": "int8"}
+
+
+@lru_cache(maxsize=1)
+def _packaged() -> dict[str, Path]:
+    """Lower-cased ``org/name`` and ``name`` -> the shipped config file (first file wins a bare name)."""
+    out: dict[str, Path] = {}
+    for p in sorted(HF_CONFIG_DIR.glob("*.json")):
+        if p.name.endswith(QUANT_SUFFIX):
+            continue
+        hf = p.stem.replace("--", "/", 1)
+        out.setdefault(hf.lower(), p)
+        out.setdefault(hf.split("/", 1)[-1].lower(), p)
+    return out
+
+
+def packaged_model(name: str) -> ModelArch | None:
+    """The shipped config of ``name`` (Hugging Face id or bare name, any case), None when none; a ModelOpt
+    quantisation config next to it (``<file>.hf_quant_config.json``) sets the checkpoint precision."""
+    import json
+
+    path = _packaged().get(str(name).strip().lower())
+    if path is None:
+        return None
+    arch = from_hf_config(path, model_id=path.stem.replace("--", "/", 1))
+    quant = path.with_name(path.stem + QUANT_SUFFIX)
+    if quant.is_file():
+        algo = (json.loads(quant.read_text()).get("quantization") or {}).get("quant_algo")
+        if algo in QUANT_ALGO_PRECISION:
+            arch = arch.model_copy(update={"default_precision": QUANT_ALGO_PRECISION[algo]})
+    return arch
+
+
 def resolve_model(name: str, model_configs_dir: str | Path | None = None) -> ModelArch:
-    """Library first (``get_model``); then ``<org>--<name>.json`` in ``model_configs_dir``; then
-    ``name`` itself as a path to a config.json.  Raises InputError when nothing matches."""
+    """Library first (``get_model``); then the shipped Hugging Face configs (``packaged_model``); then
+    ``<org>--<name>.json`` in ``model_configs_dir``; then ``name`` itself as a path to a config.json.
+    Raises InputError when nothing matches."""
     try:
         return get_model(name)
     except InputError as err:
         library_error = err
+    shipped = packaged_model(name) if isinstance(name, str) and not name.endswith(".json") else None
+    if shipped is not None:
+        return shipped
     candidates: list[Path] = []
     if model_configs_dir is not None:
         candidates += _config_candidates(name, Path(model_configs_dir))
