@@ -54,18 +54,26 @@ def test_an_eu_resident_8b_chat_rents_one_h100_in_finland(tmp_path):
     """30 req/s of an 8B model, data in DE/FR/NL/FI, 3 years, cloud only: one H100 serves it (fp8, ~36
     req/s with the 20 % headroom), and the cheapest EU H100 is DataCrunch's in Finland via Prime Intellect
     at $1.97/h. Held continuously: 1.97 x 730 h x 36 months = $51.8k, plus operations. Spot H100s are
-    cheaper by the hour but a realtime service pays an on-demand fallback and interruptions."""
+    cheaper by the hour but a realtime service pays an on-demand fallback and interruptions.
+
+    Since the per-sequence step cost (2026-12-01 fit) an H100 at 512 in flight is TPOT-bound near the 50 ms
+    SLO (41.8 req/s), and one Verda VM with 2x RTX 6000 Ada in Finland (43 req/s, one replica per GPU) is
+    7 % cheaper over the three years: #1 is one box in Finland either way, and it is never dearer than the
+    cheapest single H100."""
     d = _plan(tmp_path, CHAT.format(name="eu-chat", model="llama3.1-8b", rps=30, isl=600, isl99=2000, osl=250,
                                     osl99=800, ttft=1.0, tpot=0.05, countries="[DE, FR, NL, FI]", months=36),
               "--all", "--top", "30")
     assert all(o["country"] in ("DE", "FR", "NL", "FI") for o in d["options"])
     top = d["options"][0]
-    offer = _offer(top["offer_id"])
-    assert top["accelerator"] == "nvidia_h100_sxm" and top["count"] == 1 and offer["country"] == "FI"
-    replicas = max(top["cost"]["replicas"])
-    assert replicas == 1
-    assert _compute_and_idle(top) == pytest.approx(offer["usd_per_hour"] * HOURS_PER_MONTH * 36, rel=1e-6)
+    assert max(top["cost"]["replicas"]) == 1 and top["server"]["instances_per_replica"] == 1
+    assert _offer(top["offer_id"])["country"] == "FI"
     h100 = [o for o in d["options"] if o["accelerator"] == "nvidia_h100_sxm" and o["count"] == 1]
+    first_h100 = next(o for o in h100 if o["deployment"] == "cloud_on_demand")
+    offer = _offer(first_h100["offer_id"])
+    assert offer["country"] == "FI" and max(first_h100["cost"]["replicas"]) == 1
+    assert _compute_and_idle(first_h100) == pytest.approx(offer["usd_per_hour"] * HOURS_PER_MONTH * 36, rel=1e-6)
+    assert top["cost"]["tco_usd"] <= first_h100["cost"]["tco_usd"]
+    top = first_h100  # the H100 checks below are about the cheapest single H100
     cheaper = [o for o in h100 if o["deployment"] == "cloud_on_demand"
                and _offer(o["offer_id"])["usd_per_hour"] < offer["usd_per_hour"]]
     assert not cheaper  # no cheaper on-demand single H100 in the allowed countries was passed over
@@ -156,14 +164,18 @@ def test_a_steady_three_year_load_in_one_azure_region_reserves_for_three_years(t
 def test_business_hours_on_azure_rent_on_demand_for_the_hours_used(tmp_path):
     """The same service used 9 h a working day (216.7 h a month): on demand it pays 6.98 x 216.7 x 36 =
     $54.4k, less than half of any reservation (which pays all 730 h), so on-demand ranks first and
-    no reservation is in the top four."""
+    every reservation shown costs more."""
     d = _plan(tmp_path, AZURE.format(profile="business-hours", pattern="business-hours"), "--all", "--top", "4")
     top = d["options"][0]
     assert top["deployment"] == "cloud_on_demand" and d["workload"]["usage"]["active_hours_per_month"] == \
         pytest.approx(216.67, abs=0.01)
     price = _offer(top["offer_id"])["usd_per_hour"]
     assert _compute_and_idle(top) == pytest.approx(price * 216.6667 * 36, rel=1e-4)
-    assert not any(o["deployment"].startswith("cloud_reserved") for o in d["options"])
+    # a reservation pays all 730 h a month: shown only as a dearer alternative (since DP near-copies of the
+    # same offer are merged, 2026-12-01, reservations can reach the top four), at more than twice the compute
+    reserved = [o for o in d["options"] if o["deployment"].startswith("cloud_reserved")]
+    assert all(_compute_and_idle(o) > 2 * _compute_and_idle(top) and o["cost"]["tco_usd"] > top["cost"]["tco_usd"]
+               for o in reserved)
 
 
 def test_a_large_moe_keeps_each_replica_inside_one_instance(tmp_path):

@@ -115,3 +115,10 @@ def test_plan_risk_flag_is_the_spec_field(tmp_path, capsys):
     assert flag["options"][0]["cost"]["tco_usd"] == field["options"][0]["cost"]["tco_usd"]
     assert main(["plan", str(spec), "--risk", "p99"]) == 2
     assert "To fix" in capsys.readouterr().err
+
+
+def test_risk_on_a_spec_without_serving_is_refused(capsys):
+    assert main(["plan", str(ROOT / "examples" / "custom-ops-training.yaml"), "--risk", "p90"]) == 2
+    assert main(["plan", str(ROOT / "examples" / "multi-model-fleet.yaml"), "--risk", "p90"]) == 2
+    err = capsys.readouterr().err
+    assert "--risk checks the SLOs of serving" in err and "does not apply to a fleet" in err

@@ -44,16 +44,15 @@ def register(app: typer.Typer) -> None:
 
             raise InputError(f"--explain {explain} is not among the {top} options asked for",
                              fix=f"give a rank from 1 to {top} (or raise --top)")
-        extra = () if risk is None else (f"inference.slo.risk={risk}",)  # validated as the spec field
         run_plan(spec, objective=objective, top=top, json_out=json_out, report=report, diverse=not show_all,
-                 verified_only=verified_only, max_price_age_days=max_price_age_days,
-                 sets=tuple(sets or ()) + extra, export=export, explain=explain)
+                 verified_only=verified_only, max_price_age_days=max_price_age_days, sets=tuple(sets or ()),
+                 export=export, explain=explain, risk=risk)
 
 
 def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: bool = False,
              report: Path | None = None, diverse: bool = True, verified_only: bool = False,
              max_price_age_days: int | None = None, sets: tuple[str, ...] = (),
-             export: Path | None = None, explain: int | None = None) -> Plan:
+             export: Path | None = None, explain: int | None = None, risk: str | None = None) -> Plan:
     """The pure program: load, plan, print, write the report; exit 3 (``NoFeasibleOption``) when empty."""
     from infrafit.catalog import load_catalog
     from infrafit.errors import InputError, NoFeasibleOption
@@ -70,7 +69,12 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
     if isinstance(workload, Fleet):
         return run_fleet(spec, workload, catalog, top=top, json_out=json_out, refused={
             "--report": report, "--export": export, "--objective": None if objective == "cost" else objective,
-            "--verified-only": verified_only or None, "--max-price-age-days": max_price_age_days})
+            "--verified-only": verified_only or None, "--max-price-age-days": max_price_age_days, "--risk": risk})
+    if risk is not None:  # the spec field inference.slo.risk, validated like the YAML
+        if workload.inference is None:
+            raise InputError(f"--risk checks the SLOs of serving; {spec} is a {workload.task} spec without an "
+                             "inference section", fix="drop --risk")
+        workload = load_spec_or_fleet(spec, catalog, (*sets, f"inference.slo.risk={risk}"))
     result = plan(workload, catalog, objective=objective, top=top, diverse=diverse, verified_only=verified_only,
                   max_price_age_days=max_price_age_days)
     if json_out:
@@ -116,7 +120,7 @@ def run_fleet(spec: Path, fleet, catalog, *, top: int, json_out: bool, refused: 
 
     given = [k for k, v in refused.items() if v not in (None, False)]
     if given:
-        raise InputError(f"{', '.join(given)} do not apply to a fleet spec yet",
+        raise InputError(f"{', '.join(given)} {'does' if len(given) == 1 else 'do'} not apply to a fleet spec yet",
                          fix="plan one workload of the fleet on its own for those, or drop them")
     result = plan_fleet(fleet, catalog, top=top)
     if json_out:

@@ -11,6 +11,7 @@ Op classes and their units:
 - ``attention`` (fraction of the 16-bit peak FLOP/s)
 - ``memory`` (fraction of HBM bandwidth)
 - ``step_overhead`` (seconds per decode step: kernel launches, scheduler, sampling)
+- ``seq_overhead`` (seconds per running sequence per decode step: scheduling, sampling, detokenisation)
 - ``request_overhead`` (seconds per request: tokenisation, scheduling, first-token return)
 - ``link_latency`` (seconds per collective hop) with phase ``scaleup`` / ``scaleout``
 - ``memory_reserve`` (fraction of device memory kept for activations, graphs and fragmentation)
@@ -53,7 +54,7 @@ REQUIRED_COLUMNS = tuple(c for c in PROFILE_COLUMNS if c != "unit")
 OP_CLASS_UNITS = {
     "gemm": "fraction", "attention": "fraction", "memory": "fraction", "memory_reserve": "fraction",
     "burst": "fraction", "expert_m_half": "tokens", "token_budget": "tokens", "moe_layer_overhead": "s",
-    "gemm_m_half": "tokens", "step_overhead": "s",
+    "gemm_m_half": "tokens", "step_overhead": "s", "seq_overhead": "s",
     "request_overhead": "s", "link_latency": "s",
 }
 KEYS = ("generation", "stack", "precision", "phase", "op_class")

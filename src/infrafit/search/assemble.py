@@ -203,14 +203,19 @@ def _billing_line(part, i: int, cheapest: int) -> str:
 
 
 def _distinct_offers(part, order: np.ndarray, auto_precision: bool = False) -> list[int]:
-    """``order`` with one candidate per (offer, chip count): the first by rank, or, under
+    """``order`` with one candidate per (offer, chips per engine): the first by rank, or, under
     ``precision: auto``, the widest precision within ``AUTO_PRECISION_MARGIN`` of that offer's
-    cheapest (the others differ only in precision or stack: near-copies, not alternatives)."""
+    cheapest (the others differ only in precision or stack: near-copies, not alternatives). A replica of
+    ``dp`` data-parallel engines that share nothing (no expert parallelism across them) is ``dp`` replicas
+    of one engine bought on the same offer, so it groups with the one-engine layout (chip count / dp)."""
     ids = part.offers["id"].to_numpy(dtype=object)
     tco = part.cost.tco_usd
     groups: dict[tuple[str, int], list[int]] = {}
     for i in order:
-        groups.setdefault((ids[i], int(part.ev.rows[i]["count"])), []).append(int(i))
+        row = part.ev.rows[i]
+        shared = int(row.get("ep", 1) or 1) > 1  # experts sharded over the DP ranks: one engine, not dp
+        engine = int(row["count"]) // (1 if shared else max(int(row.get("dp", 1) or 1), 1))
+        groups.setdefault((ids[i], engine), []).append(int(i))
     pick: dict[tuple[str, int], int] = {}
     for key, members in groups.items():
         best = members[0]

@@ -48,11 +48,12 @@ CV_TRAIN_ROWS = 1500  # training rows per cross-validation fold (random subsampl
 # Physical ranges: no kernel sustains more than ~90% of a datasheet peak (tensor cores) or ~95% of
 # HBM bandwidth; overheads between a CUDA-graph launch (~10 us) and a slow Python scheduler step.
 BOUNDS = {"gemm": (0.05, 0.9), "memory": (0.3, 0.95), "attention": (0.05, 0.9), "step_overhead": (1e-4, 0.05),
+          "seq_overhead": (1e-7, 2e-4),
           "request_overhead": (1e-3, 0.5), "burst": (0.0, 1.0), "memory_reserve": (0.02, 0.5),
           "gemm_m_half": (8.0, 512.0), "expert_m_half": (8.0, 512.0),
           "moe_layer_overhead": (1e-5, 0.01)}
 FITTED = {"gemm", "memory", "step_overhead", "request_overhead", "burst", "gemm_m_half", "expert_m_half",
-          "moe_layer_overhead"}
+          "moe_layer_overhead", "seq_overhead"}
 SOURCE = "fitted by scripts/fit_profiles_llm.py on benchmarks/data/calibration.csv + latency_calibration.csv"
 
 
@@ -80,7 +81,9 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
       generation), when backed by >= ``MIN_ROWS`` rows from >= ``MIN_CHIPS`` chips of the generation;
       the rest of a generation's rows get one (generation, *) row instead;
     - per generation: decode GEMM efficiency (binds only at large batches);
-    - per stack: decode-step overhead (scheduler, launches, sampling), per-request overhead and the
+    - per stack: decode-step overhead (scheduler, launches, sampling), its part per running sequence
+      (scheduling, sampling, detokenisation of each sequence: TPOT at hundreds in flight), per-request
+      overhead and the
       prefill-burst fraction (how bunched closed-loop arrivals stay: a scheduling trait), and with
       MoE rows the fixed prefill cost per MoE layer (routing, permutation, EP dispatch sync);
     - per (generation, stack) at fp4: the prefill GEMM efficiency of the fp4 kernels.
@@ -102,6 +105,7 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
         if n >= MIN_ROWS:
             rows.append(ProfileRow("*", s, "*", "prefill", "burst", 0.2, n, SOURCE, today))
             rows.append(ProfileRow("*", s, "*", "decode", "step_overhead", 0.003, n, SOURCE, today))
+            rows.append(ProfileRow("*", s, "*", "decode", "seq_overhead", 2e-5, n, SOURCE, today))
             rows.append(ProfileRow("*", s, "*", "prefill", "request_overhead", 0.02, n, SOURCE, today))
             moe_s = sum(1 for c in cases if c.stack == s and c.shape.is_moe)
             if moe_s >= MIN_ROWS:

@@ -71,6 +71,7 @@ class Setup:
     expert_m_half: np.ndarray  # rows per expert at which a grouped (MoE expert) GEMM reaches half its efficiency
     token_budget: np.ndarray  # tokens one scheduler step may carry (chunked-prefill budget of the stack)
     moe_layer_overhead_s: np.ndarray  # per MoE layer of one prefill pass: routing, permutation, dispatch sync
+    seq_overhead_s: np.ndarray  # per running sequence per decode step: scheduling, sampling, detokenisation
 
     @property
     def gpus(self) -> np.ndarray:
@@ -207,11 +208,13 @@ def decode_step(shape: LLMShape, s: Setup, batch: np.ndarray, context_tokens: np
     t_comm = _collectives_s(shape, s, seqs)
     t_gemm = np.maximum(t_gemm_c, t_gemm_m)
     t_attn = np.maximum(t_attn_c, t_attn_m)
-    total = t_gemm + t_attn + t_comm + s.step_overhead_s
+    # the host's work per step grows with the sequences each scheduler (one per attention-DP group) runs
+    overhead = s.step_overhead_s + seqs_group * s.seq_overhead_s
+    total = t_gemm + t_attn + t_comm + overhead
     return {
         "time_s": total, "gemm_s": t_gemm, "gemm_compute_s": t_gemm_c, "gemm_memory_s": t_gemm_m,
         "attention_s": t_attn, "attention_compute_s": t_attn_c, "kv_read_s": t_attn_m,
-        "collectives_s": t_comm, "overhead_s": s.step_overhead_s * np.ones_like(total),
+        "collectives_s": t_comm, "overhead_s": overhead * np.ones_like(total),
     }
 
 

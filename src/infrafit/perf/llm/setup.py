@@ -105,6 +105,7 @@ EFFICIENCY_FIELDS = {  # Setup field -> (phase, op_class) of its profile lookup
     "memory_reserve_fraction": ("*", "memory_reserve"), "prefill_burst": ("prefill", "burst"),
     "gemm_m_half": ("*", "gemm_m_half"), "expert_m_half": ("*", "expert_m_half"),
     "token_budget": ("*", "token_budget"), "moe_layer_overhead_s": ("prefill", "moe_layer_overhead"),
+    "seq_overhead_s": ("decode", "seq_overhead"),
 }
 
 
