@@ -73,3 +73,11 @@ def test_estimate_says_when_no_load_meets_the_slos(tmp_path, capsys):
     assert main(["estimate", str(spec), "--accelerator", "h100", "--count", "4", "--precision", "fp8"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "no load meets the SLOs" in out and "TTFT p99" in out
+
+
+def test_estimate_says_when_the_configuration_does_not_fit(tmp_path, capsys):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(SPEC)
+    assert main(["estimate", str(spec), "--accelerator", "l4", "--count", "1", "--precision", "bf16"]) == 0
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "does not fit in memory" in out and "not reachable" in out and "no load meets" not in out

@@ -214,10 +214,19 @@ def check_ep(ep: int, count: int, arch) -> None:
                          fix="give an expert-parallel degree that divides the number of experts")
 
 
-def operating_point_text(point: dict) -> str:
-    """The operating point in words; says so when no load on the grid meets the SLOs (the rate is then 0
-    and the latencies shown are the lightest load's, not an operating point)."""
+def operating_point_text(point: dict, fits: bool = True, memory: dict | None = None) -> str:
+    """The operating point in words; says so when the configuration does not fit in memory or no load on
+    the grid meets the SLOs (the rate is then 0 and the latencies shown are the lightest load's, not an
+    operating point)."""
+    from infrafit.units import fmt_bytes
+
     text = f"{point['at']}, {point['requests_per_s']:,.4g} requests/s per replica"
+    if not fits:
+        mem = memory or {}
+        need, have = mem.get("per_accelerator_bytes"), mem.get("capacity_bytes")
+        sizes = f" ({fmt_bytes(need)} needed per accelerator, {fmt_bytes(have)} there)" if need and have else ""
+        return (f"none: the configuration does not fit in memory{sizes}; the latencies below are not reachable. "
+                "To fix: more accelerators (--count), a narrower --precision, or a chip with more memory")
     if point.get("name") == "max_rate" and not point.get("max_rate_requests_per_s") and point.get("metric"):
         from infrafit.search.explain import SLO_LABEL
 
@@ -239,7 +248,7 @@ def _print_estimate(data: dict) -> None:
     t.add_row("fits", str(data["fits"]))
     point = data.get("operating_point") or {}
     if point:
-        t.add_row("operating point", operating_point_text(point))
+        t.add_row("operating point", operating_point_text(point, bool(data["fits"]), data.get("memory")))
     t.add_row("bottleneck", str(data["bottleneck"]))
     for k, v in data["throughput"].items():
         t.add_row(k, f"{v:,.3g}" if v is not None else "-")
