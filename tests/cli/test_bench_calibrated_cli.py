@@ -59,3 +59,26 @@ def test_calibrated_overlay_changes_the_estimate_in_the_fitted_direction(tmp_pat
     if before["bottleneck"] == after["bottleneck"] == "compute":
         ratio = after["breakdown"]["efficiency"] / before["breakdown"]["efficiency"]
         assert (thr_after / thr_before - 1.0) * (ratio - 1.0) > 0
+
+
+def test_validate_from_store_predicts_bench_rows_with_the_fitted_overlay(tmp_path, capsys, monkeypatch):
+    """Model-bench rows: `validate --from-store` uses their stored prediction, and under the calibrated
+    overlay the fitted efficiency (the in-sample MdAPE calibrate reported)."""
+    monkeypatch.delenv("INFRAFIT_CATALOG", raising=False)
+    model = tmp_path / "tiny-bert.json"
+    model.write_text(json.dumps(TINY_BERT))
+    db, overlay = str(tmp_path / "r.db"), tmp_path / "overlay"
+    assert main(["bench", "run", str(model), "--quick", "--no-train", "--db", db, "--json",
+                 "--batch-sizes", "1,4", "--seq-lens", "16,64"]) == 0
+    capsys.readouterr()
+    assert main(["calibrate", "--db", db, "--out", str(overlay), "--json"]) == 0
+    (fit,) = json.loads(capsys.readouterr().out)["fits"]
+    assert main(["validate", "--from-store", "--db", db, "--json"]) == 0
+    before = json.loads(capsys.readouterr().out)
+    assert main(["--catalog-dir", str(overlay), "validate", "--from-store", "--db", db, "--json"]) == 0
+    after = json.loads(capsys.readouterr().out)
+    assert before["predicted"] == after["predicted"] == fit["rows"]
+    assert before["mdape"] == pytest.approx(fit["mdape_before"])
+    # the overlay keeps each efficiency to 4 significant digits, so the error agrees to about 1 %
+    assert after["mdape"] == pytest.approx(fit["mdape_after"], rel=0.02)
+    assert after["mdape"] < before["mdape"] and "bench_latency" in after["by"]["kind"]

@@ -18,10 +18,6 @@ ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "loadtests"
 FILES = {"vllm-bench": FIX / "vllm_bench_serve.json", "guidellm": FIX / "guidellm_report.json",
          "aiperf": FIX / "aiperf_profile_export.json"}
-SPEC = {"name": "chat8b", "task": "inference", "model": "llama3.1-8b", "precision": ["bf16"],
-        "inference": {"mode": "realtime", "traffic": {"requests_per_s": 4, "input_tokens": 800, "output_tokens": 200},
-                      "slo": {"ttft_p99_s": 1.0, "tpot_p99_s": 0.05}},
-        "placement": {"countries": ["US"]}, "deployment": {"allowed": ["cloud"]}, "horizon_months": 12}
 
 
 @pytest.mark.parametrize("fmt", sorted(FILES))
@@ -45,18 +41,6 @@ def test_a_foreign_file_is_refused_with_a_fix():
         detect({"hello": 1})
     with pytest.raises(InputError, match="no measurement"):
         read_results({"benchmarks": []})
-
-
-@pytest.fixture(scope="module")
-def plan_json(tmp_path_factory):
-    d = tmp_path_factory.mktemp("plan")
-    spec = d / "chat.yaml"
-    spec.write_text(json.dumps(SPEC))
-    result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "2"])
-    assert result.exit_code == 0, result.output
-    path = d / "plan.json"
-    path.write_text(result.stdout)
-    return path
 
 
 def test_import_stores_results_beside_the_option_re_estimated_at_the_measured_load(tmp_path, plan_json):

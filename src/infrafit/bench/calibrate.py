@@ -81,12 +81,16 @@ def predicted_times(rows: list[FitRow], eff_c: Any, eff_m: Any, overhead: Any) -
     return np.maximum(t_c, t_m) + a["ops"] * np.asarray(overhead)[..., None]
 
 
-def mdape(rows: list[FitRow], predicted_time: np.ndarray) -> float:
-    """MdAPE on each row's stored quantity: latency rows on time, throughput rows on 1/time."""
+def ape(rows: list[FitRow], predicted_time: np.ndarray) -> np.ndarray:
+    """APE of each row on its stored quantity: latency rows on time, throughput rows on 1/time."""
     meas = _arrays(rows)["measured_time_s"]
     thr = np.array([r.is_throughput for r in rows])
-    ape = np.where(thr, np.abs(meas / predicted_time - 1.0), np.abs(predicted_time / meas - 1.0))
-    return float(np.median(ape))
+    return np.where(thr, np.abs(meas / predicted_time - 1.0), np.abs(predicted_time / meas - 1.0))
+
+
+def mdape(rows: list[FitRow], predicted_time: np.ndarray) -> float:
+    """MdAPE on each row's stored quantity (``ape``)."""
+    return float(np.median(ape(rows, predicted_time)))
 
 
 def fit_efficiency(rows: list[FitRow]) -> tuple[float, float, float]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from infrafit.bench.calibrate import fit_rows, predicted_times
+from infrafit.bench.calibrate import ape, fit_rows, predicted_times
 from infrafit.bench.calibrate_serving import EstimateFn, platform_key, predict_points, serving_points
 
 
@@ -40,19 +40,15 @@ def validate_store(rows: list[dict[str, Any]], catalog, estimate: EstimateFn) ->
             if not np.isfinite(pred):
                 continue
             gen, stack, prec = platform_key(p, catalog)
-            ape = abs(pred / p.measured_s - 1.0)
-            apes.append((p.kind, f"{gen} {stack} {prec}", ape))
+            apes.append((p.kind, f"{gen} {stack} {prec}", abs(pred / p.measured_s - 1.0)))
             details.append({"id": p.row_id, "kind": p.kind, "measured": p.measured_s, "predicted_now": float(pred),
                             "error_now": float(pred / p.measured_s - 1.0)})
     for (acc, precision), group in sorted(fit_rows(rows).items()):
         eff = load_efficiency(acc).get(precision)
         if eff is not None:
-            pred = predicted_times(group, eff.eff_compute, eff.eff_memory, eff.op_overhead_s)
-            meas = np.array([r.measured_time_s for r in group])
-            thr = np.array([r.is_throughput for r in group])
-            ape_now = np.where(thr, np.abs(meas / pred - 1.0), np.abs(pred / meas - 1.0))
-            apes += [("bench_throughput" if t else "bench_latency", f"{acc} {precision}", float(a))
-                     for t, a in zip(thr, ape_now, strict=True)]
+            ape_now = ape(group, predicted_times(group, eff.eff_compute, eff.eff_memory, eff.op_overhead_s))
+            apes += [("bench_throughput" if r.is_throughput else "bench_latency", f"{acc} {precision}", float(a))
+                     for r, a in zip(group, ape_now, strict=True)]
         else:
             apes += [("bench_throughput" if r.is_throughput else "bench_latency", f"{acc} {precision}", r.stored_ape)
                      for r in group if r.stored_ape is not None]
