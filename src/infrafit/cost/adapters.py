@@ -42,12 +42,14 @@ OPS_LABOUR = Schema(
         Column("managed", "bool", doc="true: the provider manages drivers, images and scaling"),
         text("host_kind", "any | edge_device: a row for one kind of host overrides the any row",
              choices=("any", "edge_device")),
+        text("work", "any | batch: a row for scheduled batch inference (unattended between runs: no on-call, "
+             "autoscaler or health checks) overrides the any row", choices=("any", "batch")),
         num("hours_per_month", "engineer hours per month, fixed part"),
         num("hours_per_instance_month", "engineer hours per instance (VM, server) held per month"),
         text("notes", "what the hours cover", required=False),
         *provenance(),
     ),
-    key=("mode", "managed", "host_kind"),
+    key=("mode", "managed", "host_kind", "work"),
     doc="Operations labour by deployment mode (documented assumptions; see docs/cost.md).",
 )
 OPS_LABOUR_PATH = Path(__file__).resolve().parents[1] / "catalog" / "data" / "ops_labour.csv"
@@ -64,10 +66,11 @@ def ops_labour_table(path: str | None = None) -> pd.DataFrame:
     return read_table(Path(path) if path else OPS_LABOUR_PATH, OPS_LABOUR)
 
 
-def ops_hours(modes: np.ndarray, managed: bool, host_kinds=None) -> tuple[np.ndarray, np.ndarray]:
+def ops_hours(modes: np.ndarray, managed: bool, host_kinds=None, work: str = "any") -> tuple[np.ndarray, np.ndarray]:
     """(fixed, per instance) engineer hours per month for each mode: the managed row when the user
     prefers managed services and one exists, the self-managed row otherwise; a row for the host's
-    kind (``edge_device``) overrides the ``any`` row of its mode."""
+    kind (``edge_device``) overrides the ``any`` row of its mode, and a row for the work (``batch``:
+    scheduled batch inference) the ``any`` row of that."""
     table = ops_labour_table()
     kinds = np.full(len(modes), "any", dtype=object) if host_kinds is None else np.asarray(host_kinds, dtype=object)
     by_key: dict[tuple[str, str], tuple[float, float]] = {}
@@ -75,6 +78,8 @@ def ops_hours(modes: np.ndarray, managed: bool, host_kinds=None) -> tuple[np.nda
         rows = table[table["mode"] == mode]
         kind_rows = rows["host_kind"] == kind
         rows = rows[kind_rows] if kind_rows.any() else rows[rows["host_kind"] == "any"]
+        work_rows = rows["work"] == work
+        rows = rows[work_rows] if work_rows.any() else rows[rows["work"] == "any"]
         pick = rows[rows["managed"] == managed] if (rows["managed"] == managed).any() else rows[~rows["managed"]]
         by_key[(mode, kind)] = float(pick["hours_per_month"].iloc[0]), float(pick["hours_per_instance_month"].iloc[0])
     hours = np.array([by_key[(m, k)] for m, k in zip(modes, kinds, strict=True)], dtype=float).reshape(len(modes), 2)
@@ -236,7 +241,8 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
                         params: CostParams | None = None, migration_engineer_weeks=0.0,
                         load_bytes_per_instance=0.0,
                         site_region: str = "", site_country: str = "", electricity_sector: str = "commercial",
-                        facility: str = "industry_average", maintenance_item: str | None = None) -> OfferArrays:
+                        facility: str = "industry_average", maintenance_item: str | None = None,
+                        work: str = "any") -> OfferArrays:
     """OfferArrays for catalog offer rows (``catalog.offers`` subset); one replica = that many
     instances of the offer's host. Spot rows get the matching on-demand price as fallback.
 
@@ -267,7 +273,7 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
     kind_by_host = catalog.hosts.set_index("id")["host_kind"] if "host_kind" in catalog.hosts else None
     host_kinds = (rows["host_id"].map(kind_by_host).fillna("any").to_numpy(dtype=object)
                   if kind_by_host is not None else None)
-    fixed_h, per_h = ops_hours(modes, managed, host_kinds)
+    fixed_h, per_h = ops_hours(modes, managed, host_kinds, work)
     site, notes = _site_factors(catalog, rows, site_region, site_country, electricity_sector, facility,
                                 maintenance_item)
     includes = rows["includes"].to_numpy(dtype=object) if "includes" in rows else np.full(len(rows), "")

@@ -51,10 +51,13 @@ def precisions_for(workload: Workload, kind: str) -> tuple[str, ...]:
 
 
 def nonllm_work_shape(workload: Workload, arch: ModelArch) -> dict[str, Any]:
-    """Work-ladder inputs a non-LLM model takes from the spec (an encoder's sequence length)."""
+    """Work-ladder inputs a non-LLM model takes from the spec: an encoder's sequence length, the
+    tokens a speech model decodes per 30 s window."""
     traffic = _inference(workload).traffic
     if arch.kind == "encoder" and traffic.input_tokens is not None:
         return {"seq_len": float(traffic.input_tokens.mean)}
+    if arch.kind == "speech" and traffic.output_tokens is not None:
+        return {"output_tokens": float(traffic.output_tokens.mean)}
     return {}
 
 

@@ -33,6 +33,9 @@ def _perf_summary(option: Option) -> str:
     """p99 latencies at the load the plan runs the option at (``performance.latency`` is the option as
     planned: the same figures the why lines and the ranking use)."""
     perf = option.performance
+    run = perf.get("batch_run")
+    if run:  # a batch job is judged by finishing inside its window, not by a request latency
+        return f"run {fmt_duration(run['finish_s'])} of {fmt_duration(run['window_s'])}"
     lat = perf.get("latency") or {}
     parts = []
     if lat.get("ttft_s"):

@@ -15,6 +15,8 @@ from infrafit.search.combine import combined
 from infrafit.search.offers import OWNED_PROVIDER, offer_verified
 from infrafit.search.option import option_json
 from infrafit.search.pareto import (
+    COST_TIE_FRACTION,
+    MODELLED_COST_KEYS,
     break_near_ties,
     diverse_top,
     hidden_variants,
@@ -48,6 +50,20 @@ def _ranking_line(objective: str, n: int, rank: int, tco: float, best_tco: float
                 f"{ex.SLO_LABEL.get(metric_name, metric_name)} {ex.fmt_value(metric_name, metric)}")
     return (f"TCO {fmt_usd(tco)} ({(tco - best_tco) / best_tco:+.0%} vs #1); "
             f"{ex.SLO_LABEL.get(metric_name, metric_name)} {ex.fmt_value(metric_name, metric)}")
+
+
+def _tie_line(part, i: int, cheapest: int) -> str:
+    """Why #1 is not the lowest TCO: a near tie broken by what is not noise (``pareto.break_near_ties``)."""
+    def metered(j: int) -> float:
+        return float(part.cost.tco_usd[j] - sum(part.cost.breakdown[k][j] for k in MODELLED_COST_KEYS))
+
+    o = part.offers
+    c = o.iloc[cheapest]
+    return (f"near tie: the lowest TCO is {fmt_usd(float(part.cost.tco_usd[cheapest]))} "
+            f"({int(c['accelerator_count'])}x {c['accelerator_id']} {c['mode']} at {c['provider']}), within "
+            f"{COST_TIE_FRACTION:.0%}; ranked by fewer accelerators, a verified offer, a sourced price, a simpler "
+            f"deployment, then the metered cost without modelled engineer time: {fmt_usd(metered(i))} here vs "
+            f"{fmt_usd(metered(cheapest))}")
 
 
 def objective_metric(part, objective: str) -> np.ndarray:
@@ -91,9 +107,10 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
     if objective == "cost":  # near-equal costs: fewer accelerators, verified offers, sourced prices, simpler
         offers = part.offers
         derived = offers["derived"].astype(bool).to_numpy() if "derived" in offers else np.zeros(len(part), bool)
+        metered = part.cost.tco_usd - sum(part.cost.breakdown[k] for k in MODELLED_COST_KEYS)
         order = np.asarray(break_near_ties(order, part.cost.tco_usd, _accelerators_held(part), derived,
-                                           offers["mode"].to_numpy(dtype=object), ~offer_verified(offers)),
-                           dtype=int)
+                                           offers["mode"].to_numpy(dtype=object), ~offer_verified(offers),
+                                           metered=metered), dtype=int)
     if ctx["workload"].deployment.billing == "prefer_fixed_monthly":
         order = prefer_fixed(order, part.cost.tco_usd, part.offers["mode"].to_numpy(dtype=object))
     owned = (part.offers["provider"] == OWNED_PROVIDER).to_numpy()
@@ -124,6 +141,9 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
             o["why"].append(_owned_line(part, i, idx, owned))
         o["why"].insert(0, _ranking_line(objective, idx.size, rank, float(part.cost.tco_usd[i]), best_tco,
                                          metric_name, float(part.ev.metric[i]), h))
+        if rank == 1 and objective == "cost" and part.cost.tco_usd[i] > part.cost.tco_usd[cheapest] + 0.5:
+            o["why"][0] = o["why"][0].replace("cheapest of", "first, in a near tie, of", 1)
+            o["why"].insert(1, _tie_line(part, i, cheapest))
         vs = ex.versus_line(float(part.cost.tco_usd[i]), str(mode[i]), alts)
         if vs:
             o["why"].append(vs)

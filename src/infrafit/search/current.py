@@ -76,7 +76,10 @@ def _bill(part, i: int, workload) -> tuple[np.ndarray, np.ndarray]:
     today_replicas = max(cur.count // chips, 1)
     replicas = np.maximum(part.cost.demand.fixed_replicas[:, i], today_replicas)
     bill = float(cur.monthly_usd) * replicas / today_replicas
-    fixed_h, per_h = ops_hours(np.array([cur.mode]), bool(workload.deployment.managed_preferred))
+    from infrafit.search.parts import ops_work
+
+    fixed_h, per_h = ops_hours(np.array([cur.mode]), bool(workload.deployment.managed_preferred),
+                               work=ops_work(workload, part.task))
     instances = replicas * float(part.offers["instances_per_replica"].iloc[i])
     labour = (float(fixed_h[0]) + float(per_h[0]) * instances) * float(workload.ops.engineer_usd_per_hour)
     return bill, labour

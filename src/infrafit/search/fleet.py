@@ -252,6 +252,7 @@ def separate_total(workloads, plans) -> tuple[float, float, list[str]]:
     workloads planned apart on the same provider and mode run on one platform: its images, autoscaler and
     on-call are shared, so only the first pays the fixed hours (``ops_labour.csv``)."""
     from infrafit.cost.adapters import ops_hours
+    from infrafit.search.parts import ops_work
 
     plain = float(sum(p["options"][0]["cost"]["tco_usd"] for p in plans))
     seen: set[tuple[str, str]] = set()
@@ -260,7 +261,8 @@ def separate_total(workloads, plans) -> tuple[float, float, list[str]]:
         o = p["options"][0]
         key = (o["provider"], o["deployment"])
         if key in seen:
-            fixed_h, _ = ops_hours(np.array([o["deployment"]]), bool(w.deployment.managed_preferred))
+            fixed_h, _ = ops_hours(np.array([o["deployment"]]), bool(w.deployment.managed_preferred),
+                                   work=ops_work(w, "train" if w.inference is None else "serve"))
             fixed = float(fixed_h[0]) * float(w.ops.engineer_usd_per_hour) * int(w.horizon_months)
             shared += min(fixed, float(o["cost"]["breakdown"].get("ops_labour_usd", 0.0)))
         seen.add(key)

@@ -12,7 +12,7 @@ from infrafit.search import network
 from infrafit.search import operating as op
 from infrafit.search.familiar import adoption_risk, adoption_weeks, resolve_familiar
 from infrafit.search.offers import OWNED_PROVIDER
-from infrafit.units import BITS_PER_BYTE, GBIT, M_PER_KM, fmt_duration, fmt_usd
+from infrafit.units import BITS_PER_BYTE, GBIT, M_PER_KM, SECONDS_PER_HOUR, fmt_duration, fmt_usd
 
 
 def _server(catalog, row) -> dict:
@@ -175,8 +175,16 @@ def option_json(part, i: int, ctx: dict) -> dict:
             "ttft_p99_s": slo.ttft_p99_s, "tpot_p99_s": slo.tpot_p99_s,
             "e2e_p99_s": slo.e2e_p99_s or slo.latency_p99_s, "latency_p99_s": slo.latency_p99_s or slo.e2e_p99_s},
             slo.risk, float(added or 0.0))] if x)
-        why.append(f"{peak:.0f} replica(s) of {part.ev.capacity[i]:,.3g} requests/s held at the peak month "
-                   "(fixed modes)")
+        run = batch_run(workload, float(part.ev.capacity[i]), peak)
+        if run:
+            perf["batch_run"] = run
+            why.append(f"finishes a day's {run['items_per_run']:,.0f} items in {fmt_duration(run['finish_s'])} "
+                       f"of the {fmt_duration(run['window_s'])} window on {run['replicas']:.0f} replica(s) of "
+                       f"{run['items_per_s_per_replica']:,.3g} items/s; paid for the run, not the window "
+                       "(elastic modes)")
+        else:
+            why.append(f"{peak:.0f} replica(s) of {part.ev.capacity[i]:,.3g} requests/s held at the peak month "
+                       "(fixed modes)")
         why.extend(x for x in [_availability_line(workload)] if x)
     why.extend(x for x in [_workflow_line(workload, cost, str(row["family"]), float(part.arrays.term_months[i]),
                                           str(row["mode"]))] if x)
@@ -238,6 +246,20 @@ def option_json(part, i: int, ctx: dict) -> dict:
         "server": server, "performance": perf, "cost": cost, "efficiency": efficiency(part, workload, cost),
         "why": why, "risks": risks,
     }
+
+
+def batch_run(workload, items_per_s: float, replicas: float) -> dict | None:
+    """A batch job's run: how long the day's items take on the planned replicas (``None`` for traffic
+    in requests/s). A batch job is judged by finishing inside its window, not by a request latency."""
+    items = getattr(workload.inference.traffic, "items", None)
+    if workload.inference.mode != "batch" or items is None or not items_per_s > 0:
+        return None
+    n = max(float(replicas), 1.0)
+    window_s = float(items.window_hours) * SECONDS_PER_HOUR
+    finish_s = float(items.per_day) / (items_per_s * n)
+    return {"items_per_run": float(items.per_day), "window_s": window_s, "replicas": n,
+            "items_per_s_per_replica": items_per_s, "finish_s": finish_s,
+            "window_used_fraction": finish_s / window_s}
 
 
 def _workflow_line(workload, cost: dict, family: str, term_months: float, mode: str) -> str | None:

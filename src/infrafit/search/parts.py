@@ -188,6 +188,13 @@ def inference_profile(workload):
     return month_profile(mean, None, "flat", min(hours, units.HOURS_PER_MONTH)), out_tokens
 
 
+def ops_work(workload, task: str) -> str:
+    """The ops_labour.csv ``work`` a part pays: ``batch`` for scheduled batch inference (unattended between
+    runs), ``any`` for services and training runs (watched while they run)."""
+    inf = workload.inference
+    return "batch" if task == "serve" and inf is not None and inf.mode == "batch" else "any"
+
+
 def on_prem_site(workload) -> tuple[str, str]:
     """(region, country) where region-less on-prem hardware would stand: the first ``on-prem*`` region
     in the placement, else the first allowed region; the first allowed country (electricity and
@@ -241,7 +248,8 @@ def price_part(workload, catalog, rows: pd.DataFrame, ev: Evaluated, task: str, 
                                  managed=bool(workload.deployment.managed_preferred), params=p,
                                  migration_engineer_weeks=np.asarray(migration_weeks, float)[first],
                                  load_bytes_per_instance=load[first],
-                                 site_region=site_region, site_country=site_country).take(codes)
+                                 site_region=site_region, site_country=site_country,
+                                 work=ops_work(workload, task)).take(codes)
     if change_weeks is not None:
         arrays = replace(arrays, change_engineer_weeks=np.asarray(change_weeks, dtype=float))
     dataset = 0.0

@@ -264,8 +264,31 @@ def _kind_problems(w: Workload, arch: Any) -> list[Triple]:
         if kind == "encoder" and inf.traffic.input_tokens is not None:
             out += _context(("inference", "traffic", "input_tokens"), float(inf.traffic.input_tokens.p99 or 0.0), arch,
                             what="input_tokens.p99")
+        out += _token_fields_unused(inf, arch)
     if w.training is not None and kind == "decoder":
         out += _context(("training", "seq_len"), w.training.seq_len, arch)
+    return out
+
+
+#: The token fields each non-LLM kind reads (``perf.evaluate_many.nonllm_work_shape``): an encoder's
+#: tokens per sequence, the tokens a speech model decodes per 30 s window.
+_TOKEN_FIELDS_BY_KIND = {"encoder": ("input_tokens",), "speech": ("output_tokens",)}
+
+
+def _token_fields_unused(inf: Any, arch: Any) -> list[Triple]:
+    """Token counts a non-LLM model does not read are refused rather than ignored."""
+    kind = getattr(arch, "kind", None)
+    if kind == "decoder":
+        return []
+    used = _TOKEN_FIELDS_BY_KIND.get(str(kind), ())
+    out: list[Triple] = []
+    for name in ("input_tokens", "output_tokens"):
+        if getattr(inf.traffic, name) is not None and name not in used:
+            hint = {"encoder": "an encoder reads input_tokens (tokens per sequence)",
+                    "speech": "a speech model reads output_tokens (tokens decoded per 30 s window)"}.get(
+                        str(kind), f"a {kind} model's work per request does not depend on tokens")
+            out.append((("inference", "traffic", name), f"{name} is not used for a {kind} model ({arch.id})",
+                        f"remove it; {hint}"))
     return out
 
 

@@ -18,9 +18,19 @@ Formulas and sources:
 * Diffusion: ``steps x guidance_passes x UNet FLOPs per step`` (classifier-free guidance runs the
   UNet on the conditional and unconditional prompt: 2 passes; MLPerf SDXL reference
   ``steps=20``, ``guidance=8``, per benchmarks_reference.md section 2).
-* Speech (Whisper): encoder over the padded 30 s window (1,500 frames) plus decoder tokens at
-  ``2 x decoder params`` each; the decoder is memory-bound at small batch, which the weight-bytes
-  term of the roofline captures.
+* Speech (Whisper, an encoder plus an autoregressive decoder; Radford et al. 2022, section 2.3):
+  the encoder runs once over the padded 30 s window (1,500 positions), compute-bound, as its own
+  phase (``prefix_flops``: its GEMMs do not overlap the decoder's memory reads), together with the
+  cross-attention K/V projections of its output (``2 x 2 x d^2 x 1,500`` per decoder layer). Each
+  decoded token then costs ``2 x`` the decoder's per-token matmul weights (self-attention 4 d^2,
+  cross-attention query and output 2 d^2, MLP 2 d ff per layer, plus the ``vocab x d`` logits)
+  plus attention over the 1,500 encoder positions and the tokens so far, and reads, per sequence,
+  the cross-attention cache ``2 x layers x 1,500 x d`` elements (234.4 MiB for large-v2/v3 in
+  fp16: whisper.cpp prints "kv cross size = 234.38 MB", ggml-org/whisper.cpp issue 89) and the
+  self-attention cache of the tokens so far. At a batch of 64 that cache traffic is ~9x the
+  decoder's weights, so batched decoding is memory-bound on it, not on the weights. Tokens per
+  window: ``traffic.output_tokens`` when given, else 100 (150 spoken words a minute x 1.33 GPT-2
+  BPE tokens a word over 30 s; Whisper allows at most 448).
 * Tabular (gradient-boosted trees, linear models): ``flops_per_sample_fwd`` of the library entry
   counts comparisons (trees x depth) or multiply-adds; op class ``tabular`` (branchy, no matrix units).
 """
@@ -59,7 +69,9 @@ class SampleWork:
     io_bytes: float  # activations in + out per sample that must cross HBM (fused kernels keep the rest on chip)
     activation_bytes: float  # peak live activations per sample (memory footprint)
     op_class: str
-    passes: int = 1  # sequential model invocations per sample (diffusion steps)
+    passes: int = 1  # sequential model invocations per sample (diffusion steps, decoded tokens)
+    prefix_flops: float = 0.0  # part of ``flops`` run once first as its own compute-bound phase (an encoder)
+    kv_bytes_per_pass: float = 0.0  # per sample, read on every pass (a decoder's attention caches)
     detail: tuple[tuple[str, float], ...] = ()
     operators_per_pass: float = 0.0  # dispatched operators per invocation (perf.calibrated; 0 = unknown)
 
@@ -176,18 +188,32 @@ def _diffusion(model: Any, bpe: float, weights: float, *, steps: int | None,
                               ("other_components_flops", other)))
 
 
+#: Decoded tokens per 30 s window when the spec gives none: ~150 spoken words a minute x 1.33
+#: GPT-2 BPE tokens per English word x 0.5 min (see the module docstring).
+WHISPER_DEFAULT_TOKENS_PER_WINDOW = 100.0
+
+
 def _speech(model: Any, bpe: float, weights: float, *, output_tokens: float | None, **_: Any) -> SampleWork:
-    enc = _library_flops(model, None) or encoder_flops_per_sequence(model, WHISPER_ENCODER_POSITIONS)
-    tokens = float(output_tokens or 100.0)
-    params = _params(model)
-    dec_params = params / 2.0  # Whisper's encoder and decoder have the same width and depth (Radford et al.)
-    dec = tokens * 2.0 * dec_params
+    positions = float(_get(model, "encoder_seq_len", WHISPER_ENCODER_POSITIONS))
+    tokens = float(output_tokens or WHISPER_DEFAULT_TOKENS_PER_WINDOW)
     d = float(_get(model, "hidden_size", 1280))
-    io = WHISPER_ENCODER_POSITIONS * 2 * 80 * 4.0  # 3,000 x 80 mel frames, fp32 input
-    act = WHISPER_ENCODER_POSITIONS * d * bpe * 8.0
-    # every decoded token re-reads the decoder weights at small batch: passes = tokens
-    return SampleWork(enc + dec, dec_params * bpe, io, act, "transformer", passes=int(tokens),
-                      detail=(("encoder_flops", enc), ("decoder_flops", dec), ("output_tokens", tokens)))
+    layers = float(_get(model, "num_layers", 32))
+    ff = float(_get(model, "intermediate_size", 4 * d))
+    vocab = float(_get(model, "vocab_size", 51866))
+    enc = _library_flops(model, None) or encoder_flops_per_sequence(model, positions)
+    cross_proj = 2.0 * 2.0 * d * d * positions * layers  # K and V of the encoder output, once per window
+    per_token_matmul = layers * (6.0 * d * d + 2.0 * d * ff) + vocab * d
+    attention = 4.0 * layers * d * (positions + tokens / 2.0)  # scores + weighted sum, cross and self
+    dec = tokens * (2.0 * per_token_matmul + attention)
+    dec_weights = (layers * (8.0 * d * d + 2.0 * d * ff) + vocab * d) * bpe  # cross K/V weights included
+    cross_kv = 2.0 * layers * positions * d * bpe
+    self_kv = 2.0 * layers * tokens * d * bpe
+    io = positions * 2.0 * float(_get(model, "num_mel_bins", 80)) * 4.0  # 3,000 mel frames, fp32 input
+    act = positions * d * bpe * 8.0 + cross_kv + self_kv
+    return SampleWork(enc + cross_proj + dec, dec_weights, io, act, "transformer", passes=int(round(tokens)),
+                      prefix_flops=enc + cross_proj, kv_bytes_per_pass=cross_kv + self_kv / 2.0,
+                      detail=(("encoder_flops", enc + cross_proj), ("decoder_flops", dec), ("output_tokens", tokens),
+                              ("cross_kv_bytes", cross_kv)))
 
 
 def _tabular(model: Any, bpe: float, weights: float, **_: Any) -> SampleWork:

@@ -1,0 +1,67 @@
+"""Operations labour of scheduled batch inference, and near ties broken by the metered cost (issue 12
+points 4 and 7): a job of seconds a night is not charged a service's on-call hours, and $19k of assumed
+labour does not pick a GPU pod over a CPU VM that invoices less."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from infrafit.cli import app
+from infrafit.cost.adapters import ops_hours
+from infrafit.search.pareto import break_near_ties
+from infrafit.workload.spec_sections import DEFAULT_ENGINEER_USD_PER_HOUR
+
+
+@pytest.mark.parametrize(("mode", "work", "expected"), [
+    ("cloud_on_demand", "any", (16.0, 2.0)), ("cloud_on_demand", "batch", (4.0, 2.0)),
+    ("cloud_spot", "batch", (6.0, 2.0)),
+    ("cloud_reserved_1y", "batch", (18.0, 2.0)),  # held capacity: no batch row, the mode's own hours
+    ("on_prem", "batch", (40.0, 8.0)),
+])
+def test_batch_rows_override_only_elastic_modes(mode, work, expected):
+    fixed, per = ops_hours(np.array([mode]), False, work=work)
+    assert (float(fixed[0]), float(per[0])) == expected
+
+
+def test_managed_batch_is_lighter_still():
+    fixed, _ = ops_hours(np.array(["cloud_on_demand"]), True, work="batch")
+    assert float(fixed[0]) == 1.0
+
+
+def test_metered_cost_breaks_a_near_tie_that_labour_would_decide():
+    tco = np.array([19207.0, 19208.0])  # GPU pod, CPU VM: within 2 %
+    metered = np.array([3.83, 3.58])  # what the invoices say
+    held = np.ones(2)
+    no = np.zeros(2, bool)
+    mode = np.array(["cloud_on_demand"] * 2, dtype=object)
+    assert break_near_ties([0, 1], tco, held, no, mode) == [0, 1]
+    assert break_near_ties([0, 1], tco, held, no, mode, metered=metered) == [1, 0]
+    far = np.array([100.0, 110.0])  # not a tie: the TCO decides whatever the metered cost
+    assert break_near_ties([0, 1], far, held, no, mode, metered=np.array([9.0, 1.0])) == [0, 1]
+
+
+TINY = {"name": "daily-scores", "task": "inference", "model": "xgboost-gbt", "framework": "xgboost",
+        "inference": {"mode": "batch", "traffic": {"items": {"per_day": 50000, "window_hours": 1}}},
+        "usage": {"pattern": "periodic"}, "placement": {"countries": ["US"]},
+        "deployment": {"allowed": ["cloud"]}, "horizon_months": 12}
+
+
+def test_a_tiny_daily_job_rents_a_small_cpu_and_pays_batch_labour(tmp_path):
+    """50,000 rows of XGBoost a day (about a second of work): one small CPU VM started per run, billed
+    its 60-s minimum plus boot; labour is the batch row's 4 h a month, not a service's 16 h."""
+    spec = tmp_path / "tiny.yaml"
+    spec.write_text(json.dumps(TINY))
+    result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "3"])
+    assert result.exit_code == 0, result.output
+    top = json.loads(result.stdout)["options"][0]
+    assert top["family"].endswith("CPU") and top["deployment"] == "cloud_on_demand"
+    b = top["cost"]["breakdown"]
+    fixed_usd = 4.0 * DEFAULT_ENGINEER_USD_PER_HOUR * 12
+    assert fixed_usd <= b["ops_labour_usd"] < fixed_usd * 1.01  # + 2 h per instance-month of a few minutes a day
+    assert b["compute_usd"] + b["idle_usd"] < 10.0  # dollars a year
+    tie = [w for w in top["why"] if w.startswith("near tie")]
+    assert not tie or ("metered cost" in tie[0] and top["why"][0].startswith("first, in a near tie"))
