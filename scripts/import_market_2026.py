@@ -152,12 +152,51 @@ def reserved(ref: Path) -> list[Listing]:
 
 
 
+#: USD per EUR: the ECB euro reference rate of 2026-01-22 (the latest dated one found), as reported by
+#: businessnovinite.bg ("Курсът на долара за 22 януари 2026 г."; 31 Dec 2025: 1.1750, standartnews.com).
+#: EUR prices are converted once, here, at import (an edge); the rate is ~9 months older than the prices.
+EUR_USD = 1.1739
+EUR_USD_SOURCE = ("EUR converted at 1.1739 USD/EUR, the ECB euro reference rate of 2026-01-22 as reported by "
+                  "businessnovinite.bg/bg-biznes/kursat-na-dolara-za-22-januari-2026-g.html")
+#: The EUR-priced single-GPU rentals: product -> (region, accelerator, vCPUs, RAM GiB, mode, includes, notes).
+EUR_ROWS = {
+    "GEX45": ("hel1", "nvidia_rtx_pro_4000_bw_sff", 20, 64, "dedicated_monthly",
+              "dedicated server rental: hardware, power, cooling, rack space and traffic (Hetzner)",
+              "Intel i5-13500 (14 cores, 20 threads), 2 x 512 GB NVMe; excl. VAT; setup fee EUR 209 once "
+              "(not priced: offers.csv has no setup column)"),
+    "GEX63": ("hetzner-eu", "nvidia_rtx_pro_6000_bw_maxq", 20, 128, "dedicated_monthly",
+              "dedicated server rental: hardware, power, cooling, rack space and traffic (Hetzner)",
+              "Intel Core Ultra 7 265 (20 cores), 2 x 1.92 TB NVMe; excl. VAT; site not stated (the source says "
+              "DE or FI)"),
+    "l4-90 (Public Cloud GPU instance, not dedicated)": (
+        "ovh-eu", "nvidia_l4", 22, 90, "dedicated_monthly",
+        "monthly-billed public cloud instance (OVHcloud monthly billing: the month is committed)",
+        "22 vCores, 90 GB RAM, 400 GB NVMe; the source gives EUR 0.75/h OR EUR 540/month as separate billing "
+        "choices (AMBIGUOUS in the reference); the monthly plan is the one priced here; zone not stated"),
+}
+
+
 def dedicated(ref: Path) -> list[Listing]:
-    """USD-priced dedicated servers: Qubrid annual bare metal (per month = year / 12, 12-month contract) and
-    Latitude.sh GPU bare metal (hourly). EUR-only rows (Hetzner, OVHcloud) need a sourced exchange rate
-    and stay out; Latitude CPU-only rows need a CPU accelerator match and stay out."""
+    """Dedicated servers: Qubrid annual bare metal (per month = year / 12, 12-month contract), Latitude.sh GPU
+    bare metal (hourly), and the EUR-priced single-GPU servers (Hetzner GEX45/GEX63, OVHcloud's monthly L4)
+    at ``EUR_USD``. Latitude CPU-only rows give vCPUs, not a CPU model, and stay out, as does OVHcloud's
+    RISE-S (its Ryzen 7 9700X has no accelerator row)."""
     out = []
     for row in _rows(ref / "dedicated_servers.csv"):
+        if row["product"] in EUR_ROWS and row["eur_per_month"]:
+            region, accel, vcpu, ram, mode, includes, notes = EUR_ROWS[row["product"]]
+            eur = float(row["eur_per_month"])
+            out.append(Listing(provider=row["provider"], instance=row["product"].split(" (")[0], accelerator=accel,
+                               accelerator_count=int(row["gpu_count"]), region=region, mode=mode,
+                               usd_per_month=round(eur * EUR_USD, 2), contract_months=1,
+                               vcpu_count=float(vcpu), ram_bytes=float(ram) * GiB,
+                               source=_join(row["source"], EUR_USD_SOURCE), retrieved_on=_dated(row["as_of_date"]),
+                               confidence="medium", derived=True,
+                               availability="verified" if region == "hel1" else "unverified",
+                               host_kind="server" if row["provider"] == "Hetzner" else "cloud_instance",
+                               includes=includes,
+                               notes=_join(f"EUR {eur:g} a month x {EUR_USD} USD/EUR", notes)))
+            continue
         if row["provider"] == "Qubrid AI" and row["usd_per_year"]:
             accel, count = row["gpu"], int(row["gpu_count"])
             out.append(Listing(provider="Qubrid AI", instance=row["product"], accelerator=accel,

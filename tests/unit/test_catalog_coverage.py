@@ -64,3 +64,19 @@ def test_the_edge_device_purchase_exists():
     offers = _offers()
     edge = offers[(offers["mode"] == "on_prem") & (offers["accelerator_count"] == 1)]
     assert (edge["accelerator_id"] == "nvidia_jetson_orin_nano_super").any()
+
+
+def test_three_sourced_single_gpu_dedicated_servers_from_two_providers():
+    """Hetzner GEX45/GEX63 and OVHcloud's monthly L4, priced in EUR by their sources, converted once at
+    import at the ECB reference rate (1.1739 USD/EUR, 2026-01-22); the derived "market rate" rows do not
+    count."""
+    offers = _offers()
+    ded = offers[(offers["mode"] == "dedicated_monthly") & (offers["accelerator_count"] == 1)
+                 & (offers["provider"] != "dedicated (market rate)")]
+    assert len(ded) >= 3 and ded["provider"].nunique() >= 2
+    for _, row in ded.iterrows():
+        eur = float(str(row["notes"]).split("EUR ")[1].split(" ")[0])
+        assert "1.1739 USD/EUR" in str(row["notes"]) and "ECB euro reference rate" in str(row["source"])
+        assert float(row["usd_per_month"]) == round(eur * 1.1739, 2)
+    gex63 = ded[ded["host_id"] == "hetzner_gex63"].iloc[0]
+    assert gex63["accelerator_id"] == "nvidia_rtx_pro_6000_bw_maxq" and gex63["availability"] == "unverified"
