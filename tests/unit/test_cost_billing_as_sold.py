@@ -96,7 +96,9 @@ def test_batch_windows_start_each_day_with_the_replicas_that_finish_the_window()
     expected = starts * n * np.ceil(per_replica_h * 60 - 1e-9) / 60
     assert paid[0, 0] == pytest.approx(expected)
     realtime = inference_demand(profile, np.array([4.0]), np.ones(1), headroom_fraction=0.2, realtime=True)
-    assert elastic_paid_hours(realtime, _offer(60, 60, 300))[0, 0] == realtime.needed_replica_hours[0, 0]
+    # realtime is not billed per start but pays each replica the autoscaler starts (test_realtime_scaleup_startup)
+    expected_rt = realtime.needed_replica_hours[0, 0] + realtime.scaleups_per_month[0, 0] * 300 * H
+    assert elastic_paid_hours(realtime, _offer(60, 60, 300))[0, 0] == pytest.approx(expected_rt)
 
 
 def test_starts_per_month_follow_the_spec():

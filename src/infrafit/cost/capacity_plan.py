@@ -46,6 +46,7 @@ class Demand:
     epochs_per_run: float = 0.0
     starts_per_month: float = 0.0  # batch and training on elastic capacity: cold starts a month (0 = fluid)
     replicas_per_start: np.ndarray | None = None  # (M, N) replicas each start runs (None = 1)
+    scaleups_per_month: np.ndarray | None = None  # (M, N) realtime elastic: replicas started a month
 
     @property
     def months(self) -> int:
@@ -112,15 +113,38 @@ def inference_demand(
         else:
             needed[m] = busy[m]
     peak = profile.peak_rps * growth
+    scaleups = None
     if realtime:
         fixed = fixed_replicas(peak, cap, headroom_fraction, zones, min_replicas)
+        scaleups = scaleups_per_month(profile, cap, growth, headroom_fraction, zones, min_replicas)
     else:  # batch: enough replicas to finish the month's work within the active hours, plus headroom
         hours = max(profile.active_hours, 1e-9)
         fixed = np.maximum.accumulate(np.maximum(np.ceil(busy * (1 + headroom_fraction) / hours - 1e-9), 1), axis=0)
     requests = profile.requests_per_month * growth
     return Demand(needed, busy, fixed, profile.active_hours, realtime, requests, requests * output_tokens_per_request,
                   starts_per_month=0.0 if realtime else float(starts_per_month),
-                  replicas_per_start=None if realtime else fixed)
+                  replicas_per_start=None if realtime else fixed, scaleups_per_month=scaleups)
+
+
+def scaleups_per_month(profile: LoadProfile, cap: np.ndarray, growth: np.ndarray, headroom_fraction: float,
+                       zones: int = 1, min_replicas: int = 1) -> np.ndarray | None:
+    """(M, N) replicas an autoscaler starts each month on elastic capacity: over the week in time order
+    (``LoadProfile.week_load_rps``) the hourly replica count ``r_h`` (the same sizing as the paid hours),
+    ``sum_h max(0, r_h - r_(h-1))`` per week (cyclic: Monday follows Sunday) x 730 / 168. A flat load
+    starts none; a business-hours service starts its replicas every working morning. Computed once per
+    distinct capacity (configurations on many offers share it)."""
+    week = profile.week_load_rps
+    if week is None:
+        return None
+    uniq, inverse = np.unique(cap, return_inverse=True)
+    out = np.empty((len(growth), len(uniq)))
+    on = week > 0
+    for m, g in enumerate(growth):
+        per_replica = np.outer(week * g, 1.0 / uniq)
+        sized = np.ceil(per_replica * (1.0 + headroom_fraction) - 1e-9)
+        held = np.where(on[:, None], zone_replicas(np.maximum(sized, 1.0), zones, min_replicas), 0.0)
+        out[m] = np.maximum(held - np.roll(held, 1, axis=0), 0.0).sum(axis=0) * (HOURS_PER_MONTH / len(week))
+    return out[:, inverse]
 
 
 def training_demand(

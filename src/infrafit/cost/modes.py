@@ -60,9 +60,12 @@ def billed_hours(run_h: np.ndarray, increment_h: np.ndarray, minimum_h: np.ndarr
 
 
 def elastic_paid_hours(d: Demand, o: OfferArrays) -> np.ndarray:
-    """(M, N) replica-hours paid on elastic capacity. Realtime: the autoscaled hours. Batch and training
+    """(M, N) replica-hours paid on elastic capacity. Realtime: the autoscaled hours plus each started
+    replica's start-up (boot, image pull, weights load: ``startup_h``) before it serves. Batch and training
     (``starts_per_month`` > 0): starts x replicas per start x billed(work per replica + start-up)."""
     if d.realtime or d.starts_per_month <= 0:
+        if d.realtime and d.scaleups_per_month is not None:  # every replica started boots and loads first
+            return d.needed_replica_hours + d.scaleups_per_month * o.startup_h[None, :]
         return d.needed_replica_hours
     n = np.ones_like(d.busy_replica_hours) if d.replicas_per_start is None else d.replicas_per_start
     run = d.busy_replica_hours / (d.starts_per_month * n) + o.startup_h[None, :]

@@ -101,6 +101,9 @@ class LoadProfile:
     hours: np.ndarray
     active: np.ndarray
     declared_peak_rps: float = 0.0
+    #: the week in time order, hour by hour (0 where the service is off): what autoscaling follows, so
+    #: what counts scale-ups (``capacity_plan.scaleups_per_month``); None = unknown (no start-up counted)
+    week_load_rps: np.ndarray | None = None
 
     @property
     def peak_rps(self) -> float:
@@ -118,7 +121,8 @@ class LoadProfile:
 
     def scaled(self, factor: float) -> LoadProfile:
         """The same shape with every load multiplied by ``factor`` (growth, sensitivity)."""
-        return LoadProfile(self.load_rps * factor, self.hours, self.active, self.declared_peak_rps * factor)
+        week = None if self.week_load_rps is None else self.week_load_rps * factor
+        return LoadProfile(self.load_rps * factor, self.hours, self.active, self.declared_peak_rps * factor, week)
 
 
 def month_profile(
@@ -140,6 +144,7 @@ def month_profile(
             fix="use mean >= 0, peak >= mean, and active hours between 0 and 730 per month",
         )
     load = shape_to_load(weekly_shape(profile), mean_rps, peak_rps)
+    week = _week_in_order(load, active_hours_per_month, mean_rps)
     values, counts = np.unique(np.round(load, 9), return_counts=True)
     hours = counts * (HOURS_PER_MONTH / HOURS_PER_WEEK)
     order = np.argsort(-values)  # busiest first: those are the hours a periodic service is on
@@ -152,7 +157,20 @@ def month_profile(
         active = np.append(np.ones(len(order), bool), False)
     else:
         active = np.ones(len(values), bool)
-    return LoadProfile(values, hours, active, float(peak_rps or 0.0))
+    return LoadProfile(values, hours, active, float(peak_rps or 0.0), week)
+
+
+def _week_in_order(load: np.ndarray, active_hours_per_month: float, mean_rps: float) -> np.ndarray:
+    """The week's hourly load in time order; a part-time service is on in its busiest hours (as the
+    binned month keeps them) at the same mean, off (0) in the rest."""
+    if active_hours_per_month >= HOURS_PER_MONTH:
+        return load.astype(float)
+    n = int(round(active_hours_per_month / HOURS_PER_MONTH * len(load)))
+    on = np.zeros(len(load), bool)
+    on[np.argsort(-load, kind="stable")[:max(n, 1 if active_hours_per_month > 0 else 0)]] = True
+    week = np.where(on, load, 0.0)
+    current = float(week[on].mean()) if on.any() else 0.0
+    return week * (mean_rps / current) if current > 0 else week
 
 
 def shape_to_load_mean(values: np.ndarray, hours: np.ndarray, mean_rps: float) -> np.ndarray:

@@ -159,6 +159,7 @@ def option_json(part, i: int, ctx: dict) -> dict:
     cfg = part.ev.rows[i]
     cost = part.cost.to_json(i, capacity=float(part.ev.capacity[i]) if np.isfinite(part.ev.capacity[i]) else 0.0)
     cost["beyond"] = {k: float(v[i]) for k, v in part.cost.beyond.items()}
+    cost["startup"] = startup_json(part, i)
     perf = estimate_shaped(part, i, workload, catalog)
     added = part.ev.terms[i].get("network_added_s")
     if part.task == "serve" and workload.placement.users_in:
@@ -246,6 +247,22 @@ def option_json(part, i: int, ctx: dict) -> dict:
         "server": server, "performance": perf, "cost": cost, "efficiency": efficiency(part, workload, cost),
         "why": why, "risks": risks,
     }
+
+
+def startup_json(part, i: int) -> dict:
+    """What starting capacity costs this option: seconds from launch to serving per instance (boot, image
+    pull, weights load; 0 for held capacity) and instance starts each month (an autoscaler's scale-ups
+    for realtime, the runs' replicas for batch and training), all paid on elastic capacity."""
+    d, arrays = part.cost.demand, part.arrays
+    startup_s = float(arrays.startup_h[i]) * SECONDS_PER_HOUR
+    if d.realtime:
+        starts = d.scaleups_per_month[:, i] if d.scaleups_per_month is not None else np.zeros(d.months)
+    else:
+        per = d.replicas_per_start[:, i] if d.replicas_per_start is not None else np.ones(d.months)
+        starts = d.starts_per_month * per
+    elastic = str(part.offers["mode"].iloc[i]) in ("cloud_on_demand", "cloud_spot")
+    return {"startup_s": startup_s if elastic else 0.0,
+            "starts_per_month": [float(x) for x in (starts if elastic else np.zeros(d.months))]}
 
 
 def batch_run(workload, items_per_s: float, replicas: float) -> dict | None:
