@@ -262,7 +262,10 @@ def predict_many(rows: list[dict[str, str]], ctx: ValidateContext) -> tuple[dict
         if np.isfinite(p) and p > 0:
             out[case.row_id] = float(p)
         else:
-            skipped.append({"row_id": case.row_id, "reason": "no layout of this configuration fits in memory"})
+            layouts = ", ".join(f"tp{tp} pp{pp} dp{adp} ep{ep}" for tp, pp, adp, ep in case.layouts)
+            skipped.append({"row_id": case.row_id,
+                            "reason": f"no layout of this configuration holds the model ({layouts} on {case.count} "
+                                      f"x {case.acc.id}): the weights leave no room for one sequence's KV cache"})
     return out, skipped
 
 
@@ -370,11 +373,16 @@ def evaluate(ex: Expanded, values: np.ndarray | None = None) -> np.ndarray:
     for i, case in enumerate(ex.cases):
         j = order[bounds[i]:bounds[i + 1]]
         replicas = np.floor(case.count / gpus[j])
+        # a layout holds the model when its weights leave room for at least one sequence's KV cache and
+        # the accelerators give at least one replica; one that does not is never clamped to concurrency 1
+        fits = (m["cmax"][j] >= 1.0) & (replicas >= 1)
+        if not fits.any():
+            continue  # NaN: reported as skipped, with the reason (predict_many)
         vals = _metric(case, m, j, replicas)
         if case.mode in ("fixed", "static"):
-            pred[i] = vals[0]
+            pred[i] = vals[0] if fits[0] else np.nan
             continue
-        ok = (ex.concurrency[j] <= np.maximum(m["cmax"][j], 1.0)) & (replicas >= 1)
+        ok = (ex.concurrency[j] <= m["cmax"][j]) & fits
         if case.mode == "server":
             lim = np.ones_like(ok)
             if case.ttft_limit_s:
@@ -386,8 +394,8 @@ def evaluate(ex: Expanded, values: np.ndarray | None = None) -> np.ndarray:
             if not (ok & lim).any() and ok.any():
                 lim = ex.concurrency[j] == ex.concurrency[j][ok].min()
             ok = ok & lim  # a subset of Offline's entries, each rate capped by its Offline rate
-        if not ok.any():
-            ok = ex.concurrency[j] == ex.concurrency[j].min()
+        if not ok.any():  # every searched concurrency exceeds what fits: the smallest one of a fitting layout
+            ok = fits & (ex.concurrency[j] == ex.concurrency[j][fits].min())
         pred[i] = np.nanmax(np.where(ok, vals, np.nan))
     return pred
 
