@@ -172,6 +172,13 @@ def test_no_tensor_parallel_group_spans_instances(spec):
 
     cat = _cat()
     per_instance = dict(zip(cat.offers["id"], cat.offers["accelerator_count"], strict=True))
+    # a host whose fabric spans instances (a TPU slice on its chips' ICI) declares the interconnect between
+    # them: there the TP group may span hosts (issue 12 point 1), up to the slice
+    spans = set(cat.hosts.loc[cat.hosts["fabric_spans_instances"].fillna(False).astype(bool), "id"])
+    for oid, host in zip(cat.offers["id"], cat.offers["host_id"], strict=True):
+        if host in spans:
+            per_instance[oid] = cat.accelerator(
+                str(cat.offers.set_index("id").loc[oid, "accelerator_id"])).scaleup_domain_size
     for objective in ("cost", "latency"):
         workload = load_spec(spec)
         if workload.current is not None:  # stay as is runs on today's instances (offer "current")

@@ -59,7 +59,13 @@ def test_an_eu_resident_8b_chat_rents_one_h100_in_finland(tmp_path):
     Since the per-sequence step cost (2026-12-01 fit) an H100 at 512 in flight is TPOT-bound near the 50 ms
     SLO (41.8 req/s), and one Verda VM with 2x RTX 6000 Ada in Finland (43 req/s, one replica per GPU) is
     7 % cheaper over the three years: #1 is one box in Finland either way, and it is never dearer than the
-    cheapest single H100."""
+    cheapest H100 option.
+
+    Since the one-hop all-reduce refit (2026-12-02: vLLM's per-sequence cost 29.9 -> 47.2 us) a single H100
+    sustains ~34 req/s within the 50 ms TPOT, under the 36 req/s the 20 % headroom asks, so the H100
+    options hold two GPUs (one 2x H100 VM in Finland, $176k): the 2x RTX 6000 Ada box stays first, now by a
+    wider margin. Checked by hand: an 8B fp8 model on one H100 at ~34 req/s (~8.5k output tokens/s) is in
+    the range vLLM's published H100 runs show; 48 GB cards at $0.8/GPU-h carry it for less."""
     d = _plan(tmp_path, CHAT.format(name="eu-chat", model="llama3.1-8b", rps=30, isl=600, isl99=2000, osl=250,
                                     osl99=800, ttft=1.0, tpot=0.05, countries="[DE, FR, NL, FI]", months=36),
               "--all", "--top", "30")
@@ -67,16 +73,22 @@ def test_an_eu_resident_8b_chat_rents_one_h100_in_finland(tmp_path):
     top = d["options"][0]
     assert max(top["cost"]["replicas"]) == 1 and top["server"]["instances_per_replica"] == 1
     assert _offer(top["offer_id"])["country"] == "FI"
-    h100 = [o for o in d["options"] if o["accelerator"] == "nvidia_h100_sxm" and o["count"] == 1]
+    assert _compute_and_idle(top) == pytest.approx(_offer(top["offer_id"])["usd_per_hour"] * HOURS_PER_MONTH * 36,
+                                                   rel=1e-6)
+    h100 = [o for o in d["options"] if o["accelerator"] == "nvidia_h100_sxm"]
     first_h100 = next(o for o in h100 if o["deployment"] == "cloud_on_demand")
     offer = _offer(first_h100["offer_id"])
-    assert offer["country"] == "FI" and max(first_h100["cost"]["replicas"]) == 1
-    assert _compute_and_idle(first_h100) == pytest.approx(offer["usd_per_hour"] * HOURS_PER_MONTH * 36, rel=1e-6)
+    assert offer["country"] == "FI" and first_h100["count"] <= 2
+    held = max(first_h100["cost"]["replicas"]) * first_h100["server"]["instances_per_replica"]
+    assert _compute_and_idle(first_h100) == pytest.approx(offer["usd_per_hour"] * HOURS_PER_MONTH * 36 * held,
+                                                          rel=1e-6)
     assert top["cost"]["tco_usd"] <= first_h100["cost"]["tco_usd"]
-    top = first_h100  # the H100 checks below are about the cheapest single H100
+    # no cheaper way to hold the same H100s on demand in the allowed countries was passed over
+    per_gpu = offer["usd_per_hour"] / offer["accelerator_count"]
     cheaper = [o for o in h100 if o["deployment"] == "cloud_on_demand"
-               and _offer(o["offer_id"])["usd_per_hour"] < offer["usd_per_hour"]]
-    assert not cheaper  # no cheaper on-demand single H100 in the allowed countries was passed over
+               and _offer(o["offer_id"])["usd_per_hour"] / _offer(o["offer_id"])["accelerator_count"] < per_gpu
+               and o["cost"]["tco_usd"] < first_h100["cost"]["tco_usd"]]
+    assert not cheaper
     # spot H100s are cheaper by the hour (Verda $0.80) but realtime serving keeps an on-demand fallback
     # and pays interruptions, so over three years they cost more than #1
     spot = [o for o in h100 if o["deployment"] == "cloud_spot"]

@@ -84,6 +84,7 @@ class Accelerator:
     confidence: str = ""
     notes: str = ""
     derived: bool = False
+    scaleup_topology: str = ""  # switch | full_mesh | torus | bridge | none | "" (not known)
     extra: Mapping[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     def peak(self, precision: str) -> float:
@@ -128,6 +129,7 @@ class Accelerator:
             memory_type=str(row["memory_type"]), form_factor=str(row["form_factor"]),
             clock_hz=_opt(row["clock_hz"]), confidence=str(row["confidence"]), notes=str(row["notes"]),
             derived=bool(row["derived"]),
+            scaleup_topology="" if pd.isna(row.get("scaleup_topology")) else str(row.get("scaleup_topology") or ""),
         )
 
 

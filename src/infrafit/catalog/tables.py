@@ -45,6 +45,10 @@ ACCELERATORS = Schema(
         text("scaleup_link", "scale-up interconnect (NVLink 4, Infinity Fabric, ICI, PCIe only)"),
         num("scaleup_bytes_per_s", "scale-up bandwidth per chip, one direction, bytes/s; 0 when PCIe only"),
         num("scaleup_domain_chips", "chips in one scale-up domain (8 HGX, 72 NVL72, TPU pod size)", kind="int"),
+        text("scaleup_topology", "switch (NVSwitch: every chip one hop from every other) | full_mesh (direct "
+             "links between every pair: 8-OAM Infinity Fabric, Gaudi RoCE) | torus (TPU ICI) | bridge (NVLink "
+             "pairs) | none; empty = not known (collectives are then costed as a ring)", required=False,
+             choices=("switch", "full_mesh", "torus", "bridge", "none")),
         num("scaleout_bytes_per_s", "scale-out network per chip in the typical deployment, one direction, bytes/s; "
             "empty = not known", required=False, minimum=MIN_BYTES_PER_S),
         text("host_interface", "link to the host CPU", required=False),

@@ -58,6 +58,27 @@ def ring_allreduce_time_s(
     return frac * np.asarray(message_bytes, dtype=float) / bw + 2.0 * np.maximum(n - 1.0, 0.0) * hop_latency_s
 
 
+def one_hop_allreduce_time_s(
+    message_bytes: ArrayLike, n: ArrayLike, link_bytes_per_s: ArrayLike, hop_latency_s: ArrayLike
+) -> np.ndarray:
+    """All-reduce on a fabric where every rank reaches every other in one hop (NVSwitch, a full mesh):
+    the faster of one-shot (each rank reads the ``n - 1`` peers' whole messages and reduces locally: one
+    round, ``(n-1) x bytes`` over its link) and two-shot (reduce-scatter then all-gather, each one round:
+    ``2 (n-1)/n x bytes``), each round a write plus a flag barrier (2 hop latencies), and never slower
+    than the ring. These are the small-message strategies of TensorRT-LLM's custom all-reduce
+    (``AllReduceStrategy.ONESHOT`` / ``TWOSHOT``) and vLLM's ``custom_all_reduce`` on full NVLink; at
+    decode sizes (tens of kB) they take a few microseconds where a ring's ``2 (n-1)`` hops take tens.
+    Zero when ``n == 1``."""
+    n = np.asarray(n, dtype=float)
+    b = np.asarray(message_bytes, dtype=float)
+    bw = np.maximum(np.asarray(link_bytes_per_s, dtype=float), 1.0)
+    lat = np.asarray(hop_latency_s, dtype=float)
+    one_shot = np.maximum(n - 1.0, 0.0) * b / bw + 2.0 * lat
+    two_shot = 2.0 * np.maximum(n - 1.0, 0.0) / np.maximum(n, 1.0) * b / bw + 4.0 * lat
+    best = np.minimum(np.minimum(one_shot, two_shot), ring_allreduce_time_s(b, n, bw, lat))
+    return np.where(n > 1, best, 0.0)
+
+
 def all_to_all_time_s(
     bytes_per_rank: ArrayLike, n: ArrayLike, link_bytes_per_s: ArrayLike, hop_latency_s: ArrayLike
 ) -> np.ndarray:

@@ -35,6 +35,7 @@ from infrafit.perf.core import (
     all_to_all_time_s,
     expected_distinct_experts,
     md1_wait_s,
+    one_hop_allreduce_time_s,
     ring_allreduce_time_s,
 )
 from infrafit.perf.llm.shape import LLMShape
@@ -72,6 +73,7 @@ class Setup:
     token_budget: np.ndarray  # tokens one scheduler step may carry (chunked-prefill budget of the stack)
     moe_layer_overhead_s: np.ndarray  # per MoE layer of one prefill pass: routing, permutation, dispatch sync
     seq_overhead_s: np.ndarray  # per running sequence per decode step: scheduling, sampling, detokenisation
+    one_hop: np.ndarray  # 1 where the TP group's fabric reaches every peer in one hop (switch, full mesh)
 
     @property
     def gpus(self) -> np.ndarray:
@@ -135,7 +137,9 @@ def _collectives_s(shape: LLMShape, s: Setup, tokens: np.ndarray, group_tokens: 
     """
     tokens_per_group = tokens / s.adp if group_tokens is None else group_tokens
     msg = tokens_per_group * shape.hidden_size * ACTIVATION_BYTES
-    t_tp = 2.0 * shape.num_layers * ring_allreduce_time_s(msg, s.tp, s.link_bytes_per_s, s.link_latency_s)
+    ring = ring_allreduce_time_s(msg, s.tp, s.link_bytes_per_s, s.link_latency_s)
+    t_ar = np.where(s.one_hop > 0, one_hop_allreduce_time_s(msg, s.tp, s.link_bytes_per_s, s.link_latency_s), ring)
+    t_tp = 2.0 * shape.num_layers * t_ar
     moe_ranks = np.where(shape.is_moe, np.maximum(s.ep, s.adp), 1.0)
     per_rank = tokens / s.gpus * shape.experts_per_token * shape.hidden_size * ACTIVATION_BYTES
     t_ep = 2.0 * shape.num_moe_layers * all_to_all_time_s(per_rank, moe_ranks, s.link_bytes_per_s, s.link_latency_s)

@@ -98,6 +98,9 @@ class ConfigRow:
     ep: int = 1
 
 
+#: Scale-up fabrics on which every chip reaches every other in one hop (small all-reduces: one-shot).
+ONE_HOP_TOPOLOGIES = ("switch", "full_mesh")
+
 EFFICIENCY_FIELDS = {  # Setup field -> (phase, op_class) of its profile lookup
     "eff_prefill_gemm": ("prefill", "gemm"), "eff_decode_gemm": ("decode", "gemm"),
     "eff_memory": ("decode", "memory"), "eff_attention": ("*", "attention"),
@@ -134,7 +137,7 @@ def build_setup(
         plan = plan_precision(r.acc, r.precision)
         plans.append(plan)
         gen, st = r.acc.generation, r.stack
-        bw, lat, _ = link_for(r.acc, r.tp * r.pp * r.adp, prof, st)
+        bw, lat, kind = link_for(r.acc, r.tp * r.pp * r.adp, prof, st)
 
         for fld, (phase, op) in EFFICIENCY_FIELDS.items():
             sources[fld].append(prof.index(gen, st, plan.gemm, phase, op))
@@ -142,6 +145,7 @@ def build_setup(
             "peak_flops_per_s": r.acc.peak(plan.gemm), "attn_flops_per_s": r.acc.peak(plan.attention),
             "memory_bytes_per_s": r.acc.memory_bytes_per_s, "memory_bytes": r.acc.memory_bytes,
             "link_bytes_per_s": bw, "link_latency_s": lat, "tp": r.tp, "pp": r.pp, "adp": r.adp, "ep": r.ep,
+            "one_hop": float(kind == "scaleup" and r.acc.scaleup_topology in ONE_HOP_TOPOLOGIES),
             "weight_bytes_per_element": bytes_per_element(plan.weight),
             "kv_bytes_per_element": bytes_per_element(plan.kv),
             **{fld: prof.rows[sources[fld][-1]].value for fld in EFFICIENCY_FIELDS},
