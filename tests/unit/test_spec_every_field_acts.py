@@ -146,6 +146,7 @@ EFFECTS: dict[str, tuple[dict, dict, str]] = {
     "budget.monthly_usd": (CHAT, {"budget": {"monthly_usd": 1500}}, "plan"),
     "budget.total_usd": (CHAT, {"budget": {"total_usd": 20000}}, "plan"),
     "budget.include_labour": (CHAT, {"budget": {"monthly_usd": 3000, "include_labour": True}}, "plan_vs_budget"),
+    "budget.capital_rate_per_year": (EVOLVING, {"budget.capital_rate_per_year": 0.08}, "plan"),
     "horizon_months": (CHAT, {"horizon_months": 36}, "plan"),
     "ops.engineer_usd_per_hour": (CHAT, {"ops": {"engineer_usd_per_hour": 250}}, "plan"),
     "ops.familiar_stacks": (CHAT, {"ops": {"familiar_stacks": ["tensorrt-llm"]}}, "plan"),

@@ -180,7 +180,27 @@ def on_prem(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
     out["maintenance_usd"] = d.fixed_replicas * o.purchase_usd * o.maintenance_share_per_year / MONTHS_PER_YEAR
     out["setup_usd"] = additions(d.fixed_replicas) * o.setup_usd
     loss = book_value_at_horizon(d.fixed_replicas, o, d.months) * p.onprem_resale_haircut_fraction
+    if p.capital_rate_per_year > 0:
+        out["capital_usd"] = book_value_by_month(d.fixed_replicas, o) * p.capital_rate_per_year / MONTHS_PER_YEAR
     return out, {"resale_loss_usd": loss}
+
+
+def book_value_by_month(fixed: np.ndarray, o: OfferArrays) -> np.ndarray:
+    """(M, N) book value at the start of each month of the servers held: each bought at its month (the
+    fleet's ``additions``) for ``purchase_usd`` and depreciated straight-line to its residual over its
+    life (a server past its life is replaced, so its age restarts). Owned servers (purchase 0) hold none."""
+    added = additions(fixed)
+    months = added.shape[0]
+    life_m = o.life_years * MONTHS_PER_YEAR
+    age = np.arange(months, dtype=float)[:, None] - np.arange(months, dtype=float)[None, :]  # (month, bought)
+    out = np.zeros_like(added)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for j in range(added.shape[1]):
+            a = np.where(age >= 0, age, np.nan)
+            a = np.where(life_m[j] > 0, a - np.floor(a / life_m[j]) * life_m[j], a)
+            share = np.where(np.isfinite(a), 1.0 - (1.0 - o.residual_fraction[j]) * np.clip(a / life_m[j], 0, 1), 0.0)
+            out[:, j] = share @ added[:, j] * np.nan_to_num(o.purchase_usd[j])
+    return out
 
 
 def replicas_held(d: Demand, o: OfferArrays) -> np.ndarray:

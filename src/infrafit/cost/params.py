@@ -30,6 +30,7 @@ BREAKDOWN_KEYS: tuple[str, ...] = (
     "resale_loss_usd",
     "model_change_usd",
     "stranded_commitment_usd",
+    "capital_usd",
 )
 
 MODES: tuple[str, ...] = (
@@ -86,6 +87,9 @@ class CostParams:
         The host's figure often counts a training fabric (EFA, InfiniBand) that does not reach object
         storage, so the rate is capped at ``object_store_bytes_per_s_max`` = 100 Gbit/s, the
         single-instance ceiling AWS quotes for S3 (S3 performance guidelines, "up to 100 Gb/s").
+    capital_rate_per_year: cost of capital (the spec's ``budget.capital_rate_per_year``, default 0): owned
+        servers pay ``rate / 12`` a month on the cash still tied up in them (their book value), as a
+        company's weighted cost of capital or a loan's interest would charge (``capital_usd``).
     dual_run_validation_months: switching from today's platform (``current:``), the old platform keeps
         running this long after the port while the new one is validated under real traffic, as the
         rollback path: one monthly billing cycle (assumption, ``search.current``).
@@ -108,6 +112,7 @@ class CostParams:
     model_load_bytes_per_s_default: float = 1.25e9
     object_store_bytes_per_s_max: float = 12.5e9
     dual_run_validation_months: float = 1.0
+    capital_rate_per_year: float = 0.0
 
     def __post_init__(self) -> None:
         checks = {
@@ -123,6 +128,7 @@ class CostParams:
             "onprem_life_years": self.onprem_life_years > 0,
             "onprem_residual_fraction": 0 <= self.onprem_residual_fraction < 1,
             "onprem_resale_haircut_fraction": 0 <= self.onprem_resale_haircut_fraction <= 1,
+            "capital_rate_per_year": 0 <= self.capital_rate_per_year <= 1,
             "image_bytes": self.image_bytes >= 0,
             "image_pull_bytes_per_s": self.image_pull_bytes_per_s > 0,
             "model_load_bytes_per_s_default": self.model_load_bytes_per_s_default > 0,

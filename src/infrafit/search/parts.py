@@ -206,13 +206,14 @@ def on_prem_site(workload) -> tuple[str, str]:
 
 
 def spot_params(workload):
-    """Cost parameters with the spec's own checkpoint interval: the work a spot interruption loses is
-    half of it on average (``training.checkpoint_every_minutes``; the default otherwise)."""
+    """Cost parameters with the spec's own checkpoint interval (the work a spot interruption loses is
+    half of it on average: ``training.checkpoint_every_minutes``; the default otherwise) and cost of
+    capital (``budget.capital_rate_per_year``)."""
     from dataclasses import replace
 
     from infrafit.cost.params import CostParams
 
-    base = CostParams()
+    base = replace(CostParams(), capital_rate_per_year=float(workload.budget.capital_rate_per_year))
     tr = workload.training
     if tr is None or not tr.checkpoint_every_minutes:
         return base

@@ -441,6 +441,9 @@ class Budget(Section):
     monthly_usd: t.Usd | None = None
     total_usd: t.Usd | None = None
     include_labour: bool = False
+    #: the company's cost of capital (or a loan's rate): owned servers pay it on the cash still tied up in
+    #: them, so buying carries what the money would earn or cost elsewhere (0: not charged)
+    capital_rate_per_year: t.Fraction = 0.0
 
 
 #: Default loaded cost of an engineer-hour: US BLS median pay of software developers, $63.59/h
