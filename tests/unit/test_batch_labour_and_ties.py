@@ -65,3 +65,18 @@ def test_a_tiny_daily_job_rents_a_small_cpu_and_pays_batch_labour(tmp_path):
     assert b["compute_usd"] + b["idle_usd"] < 10.0  # dollars a year
     tie = [w for w in top["why"] if w.startswith("near tie")]
     assert not tie or ("metered cost" in tie[0] and top["why"][0].startswith("first, in a near tie"))
+
+
+def test_per_instance_hours_follow_the_cited_server_to_admin_ratios():
+    """META Group (2002): 10-20 application servers per administrator, above 50:1 only for identical
+    servers; at 160 h a month that is 8 h (20:1) and 3.2 h (50:1) a server-month."""
+    from infrafit.cost.adapters import ops_labour_table
+
+    table = ops_labour_table()
+    rows = table[table["host_kind"] == "any"]
+    assert rows["source"].str.contains("META Group").all()
+    owned = rows[rows["mode"] == "on_prem"]["hours_per_instance_month"]
+    assert (owned == 160 / 20).all()
+    held_by_host = rows[rows["mode"] != "on_prem"]["hours_per_instance_month"]
+    assert (held_by_host <= 160 / 20).all() and (rows[rows["mode"] == "dedicated_monthly"][
+        "hours_per_instance_month"] >= 160 / 50).all()
