@@ -42,7 +42,7 @@ def test_estimate_fp4_fallback_note(tmp_path, capsys):
     rc = main(["estimate", str(spec), "--accelerator", "h100", "--count", "8", "--tp", "8",
                "--precision", "fp4", "--json"])
     assert rc == 0
-    assert any("fell back" in n for n in json.loads(capsys.readouterr().out)["notes"])
+    assert any("no fp4 tensor math: weight-only 4-bit" in n for n in json.loads(capsys.readouterr().out)["notes"])
 
 
 def test_estimate_prints_each_stacks_operating_point_and_same_load_when_asked(tmp_path, capsys):

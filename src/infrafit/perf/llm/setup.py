@@ -59,6 +59,10 @@ def plan_precision(acc: Any, precision: str) -> PrecisionPlan:
     if precision == "int8" and acc.peak("int8") <= 0:
         return PrecisionPlan(precision, "int8", sixteen, sixteen, sixteen,
                              (f"{acc.id} has no int8 tensor math: weight-only int8 with {sixteen} math",))
+    if precision == "fp4" and acc.peak("fp4") <= 0:  # MXFP4/NVFP4 checkpoints on pre-Blackwell chips
+        return PrecisionPlan(precision, "fp4", sixteen, sixteen, sixteen,
+                             (f"{acc.id} has no fp4 tensor math: weight-only 4-bit (Marlin W4A16 kernels) with "
+                              f"{sixteen} math",))
     gemm = _native(acc, precision)
     if gemm != precision:
         notes.append(f"{precision} is not native on {acc.id}: fell back to {gemm}")
