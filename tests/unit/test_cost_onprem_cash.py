@@ -124,3 +124,10 @@ def test_capital_is_the_rate_on_the_book_value_and_only_for_owned_servers():
 def test_the_rate_is_validated():
     with pytest.raises(InputError, match="capital_rate_per_year"):
         CostParams(capital_rate_per_year=-0.1)
+
+
+def test_a_server_past_its_life_is_replaced_at_full_price():
+    d = _steady(60)  # 4-year life: month 48 holds the replacement, bought new
+    bv = book_value_by_month(d.fixed_replicas, _buy_or_rent())
+    assert bv[47, 0] == pytest.approx(313_000 - 47 * 313_000 * 0.9 / 48)
+    assert bv[48, 0] == pytest.approx(313_000)

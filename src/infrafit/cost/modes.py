@@ -152,17 +152,24 @@ def onprem_power_kw(d: Demand, o: OfferArrays, p: CostParams) -> np.ndarray:
     return d.fixed_replicas * (accel_w + o.host_power_w) * o.pue / W_PER_KW
 
 
+def _book_share(age_months: np.ndarray, o: OfferArrays, at_end: bool) -> np.ndarray:
+    """Share of its purchase a server ``age_months`` old (``(..., N)``) is worth on the books: straight-line
+    ``1 - (1 - residual) x age / life``. A server past its life was replaced, as the depreciation charges
+    assume, so its age restarts: at the end of a month it reaches its life it is the old server, at the
+    residual (``at_end``); at the start of the next it is the new one, at the full price."""
+    life_m = o.life_years * MONTHS_PER_YEAR
+    eps = 1e-9 if at_end else 0.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        age = np.where(life_m > 0, age_months - np.floor((age_months - eps) / life_m) * life_m, age_months)
+        share = 1.0 - (1.0 - o.residual_fraction) * np.clip(age / life_m, 0.0, 1.0)
+    return np.nan_to_num(share)
+
+
 def book_value_at_horizon(fixed: np.ndarray, o: OfferArrays, horizon_months: int) -> np.ndarray:
     """(N,) book value left at the horizon's end of every server bought (``additions`` of the fleet):
-    purchase x (1 - (1 - residual) x age / life) with the age since purchase (a server past its life
-    was replaced, as the depreciation charges assume, so its age restarts)."""
-    added = additions(fixed)
-    life_m = o.life_years * MONTHS_PER_YEAR
-    age = horizon_months - np.arange(horizon_months, dtype=float)[:, None]  # months owned at the end
-    with np.errstate(invalid="ignore", divide="ignore"):
-        age = np.where(life_m[None, :] > 0, age - np.floor((age - 1e-9) / life_m[None, :]) * life_m[None, :], age)
-        share = 1.0 - (1.0 - o.residual_fraction[None, :]) * np.clip(age / life_m[None, :], 0.0, 1.0)
-    return (added * np.nan_to_num(share) * o.purchase_usd[None, :]).sum(axis=0)
+    purchase x ``_book_share`` of its age then."""
+    age = (horizon_months - np.arange(horizon_months, dtype=float))[:, None] * np.ones(len(o))[None, :]
+    return (additions(fixed) * _book_share(age, o, at_end=True) * o.purchase_usd[None, :]).sum(axis=0)
 
 
 def on_prem(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
@@ -187,20 +194,12 @@ def on_prem(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
 
 def book_value_by_month(fixed: np.ndarray, o: OfferArrays) -> np.ndarray:
     """(M, N) book value at the start of each month of the servers held: each bought at its month (the
-    fleet's ``additions``) for ``purchase_usd`` and depreciated straight-line to its residual over its
-    life (a server past its life is replaced, so its age restarts). Owned servers (purchase 0) hold none."""
+    fleet's ``additions``) and worth ``_book_share`` of its purchase. Owned servers (purchase 0) hold none."""
     added = additions(fixed)
-    months = added.shape[0]
-    life_m = o.life_years * MONTHS_PER_YEAR
-    age = np.arange(months, dtype=float)[:, None] - np.arange(months, dtype=float)[None, :]  # (month, bought)
-    out = np.zeros_like(added)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for j in range(added.shape[1]):
-            a = np.where(age >= 0, age, np.nan)
-            a = np.where(life_m[j] > 0, a - np.floor(a / life_m[j]) * life_m[j], a)
-            share = np.where(np.isfinite(a), 1.0 - (1.0 - o.residual_fraction[j]) * np.clip(a / life_m[j], 0, 1), 0.0)
-            out[:, j] = share @ added[:, j] * np.nan_to_num(o.purchase_usd[j])
-    return out
+    months = np.arange(added.shape[0], dtype=float)
+    age = (months[:, None] - months[None, :])[:, :, None] * np.ones(len(o))  # (month, bought, N)
+    share = np.where(age >= 0, _book_share(age, o, at_end=False), 0.0)
+    return np.einsum("mbn,bn->mn", share, added) * np.nan_to_num(o.purchase_usd)[None, :]
 
 
 def replicas_held(d: Demand, o: OfferArrays) -> np.ndarray:

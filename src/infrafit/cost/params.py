@@ -33,6 +33,10 @@ BREAKDOWN_KEYS: tuple[str, ...] = (
     "capital_usd",
 )
 
+#: Breakdown lines that are modelled engineer time, not metered by an invoice: within a near tie they are
+#: the noise, so the last tie-break compares what the invoices would say (``CostResult.metered_usd``).
+MODELLED_COST_KEYS: tuple[str, ...] = ("ops_labour_usd", "migration_usd", "model_change_usd")
+
 MODES: tuple[str, ...] = (
     "cloud_on_demand",
     "cloud_spot",

@@ -17,7 +17,7 @@ from infrafit.cost.capacity_plan import Demand, capacity_events
 from infrafit.cost.carbon import energy_kwh
 from infrafit.cost.modes import book_value_at_horizon, compute_side, replicas_held
 from infrafit.cost.offers import OfferArrays
-from infrafit.cost.params import BREAKDOWN_KEYS, CostParams
+from infrafit.cost.params import BREAKDOWN_KEYS, MODELLED_COST_KEYS, CostParams
 from infrafit.cost.storage_egress import StorageNeeds, response_bytes, storage_usd, tiered_cost
 from infrafit.cost.workflow import porting_usd, stranded_usd
 from infrafit.errors import InputError
@@ -57,6 +57,11 @@ class CostResult:
     @cached_property
     def breakdown(self) -> dict[str, np.ndarray]:
         return {k: self.monthly[k].sum(axis=0) + self.beyond[k] for k in BREAKDOWN_KEYS}
+
+    @cached_property
+    def metered_usd(self) -> np.ndarray:
+        """(N,) the TCO without the modelled engineer time (``MODELLED_COST_KEYS``): what invoices would say."""
+        return self.tco_usd - sum(self.breakdown[k] for k in MODELLED_COST_KEYS)
 
     @cached_property
     def monthly_total(self) -> np.ndarray:

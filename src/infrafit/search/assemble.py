@@ -16,7 +16,6 @@ from infrafit.search.offers import OWNED_PROVIDER, offer_verified
 from infrafit.search.option import option_json
 from infrafit.search.pareto import (
     COST_TIE_FRACTION,
-    MODELLED_COST_KEYS,
     break_near_ties,
     diverse_top,
     hidden_variants,
@@ -54,16 +53,12 @@ def _ranking_line(objective: str, n: int, rank: int, tco: float, best_tco: float
 
 def _tie_line(part, i: int, cheapest: int) -> str:
     """Why #1 is not the lowest TCO: a near tie broken by what is not noise (``pareto.break_near_ties``)."""
-    def metered(j: int) -> float:
-        return float(part.cost.tco_usd[j] - sum(part.cost.breakdown[k][j] for k in MODELLED_COST_KEYS))
-
-    o = part.offers
-    c = o.iloc[cheapest]
+    c, metered = part.offers.iloc[cheapest], part.cost.metered_usd
     return (f"near tie: the lowest TCO is {fmt_usd(float(part.cost.tco_usd[cheapest]))} "
             f"({int(c['accelerator_count'])}x {c['accelerator_id']} {c['mode']} at {c['provider']}), within "
             f"{COST_TIE_FRACTION:.0%}; ranked by fewer accelerators, a verified offer, a sourced price, a simpler "
-            f"deployment, then the metered cost without modelled engineer time: {fmt_usd(metered(i))} here vs "
-            f"{fmt_usd(metered(cheapest))}")
+            f"deployment, then the metered cost without modelled engineer time: {fmt_usd(float(metered[i]))} here "
+            f"vs {fmt_usd(float(metered[cheapest]))}")
 
 
 def objective_metric(part, objective: str) -> np.ndarray:
@@ -107,10 +102,9 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
     if objective == "cost":  # near-equal costs: fewer accelerators, verified offers, sourced prices, simpler
         offers = part.offers
         derived = offers["derived"].astype(bool).to_numpy() if "derived" in offers else np.zeros(len(part), bool)
-        metered = part.cost.tco_usd - sum(part.cost.breakdown[k] for k in MODELLED_COST_KEYS)
         order = np.asarray(break_near_ties(order, part.cost.tco_usd, _accelerators_held(part), derived,
                                            offers["mode"].to_numpy(dtype=object), ~offer_verified(offers),
-                                           metered=metered), dtype=int)
+                                           metered=part.cost.metered_usd), dtype=int)
     if ctx["workload"].deployment.billing == "prefer_fixed_monthly":
         order = prefer_fixed(order, part.cost.tco_usd, part.offers["mode"].to_numpy(dtype=object))
     owned = (part.offers["provider"] == OWNED_PROVIDER).to_numpy()

@@ -140,18 +140,13 @@ MODE_SIMPLICITY = {"cloud_on_demand": 0, "cloud_reserved_1y": 1, "dedicated_mont
                    "cloud_spot": 3, "on_prem": 4, "hybrid": 5}
 
 
-#: Cost lines that are modelled engineer time, not metered by an invoice: within a near tie they are
-#: the noise, so the last tie-break compares what the invoices would say.
-MODELLED_COST_KEYS = ("ops_labour_usd", "migration_usd", "model_change_usd")
-
-
 def break_near_ties(order: Sequence[int], tco: np.ndarray, accelerators: np.ndarray, derived: np.ndarray,
                     mode: np.ndarray, unverified: np.ndarray | None = None,
                     metered: np.ndarray | None = None) -> list[int]:
     """``order`` (cheapest first) with runs of candidates within ``COST_TIE_FRACTION`` of the run's
     cheapest reordered by fewer accelerators, then verified offers (sold in that region), then sourced
-    (not derived) prices, then simpler deployment, then the metered cost (TCO without the modelled
-    engineer time, ``MODELLED_COST_KEYS``; the TCO when not given); never by catalog order. A nightly
+    (not derived) prices, then simpler deployment, then the metered cost (``CostResult.metered_usd``: the
+    TCO without the modelled engineer time; the TCO when not given); never by catalog order. A nightly
     XGBoost job whose $19.2k of assumed labour ties a $3.58 CPU VM with a $3.83 GPU pod ranks the CPU."""
     unverified = np.zeros(len(tco), bool) if unverified is None else unverified
     last = tco if metered is None else metered
