@@ -194,6 +194,9 @@ STACKS = Schema(
         text("families", "accelerator families the stack supports, ';'-separated"),
         text("tasks", "training;inference"),
         text("phases", "training;prefill;decode"),
+        num("recurrent_state_element_bytes",
+            "width the stack keeps linear-attention/SSM recurrent state at by default, bytes per element; "
+            "empty = the model's 16-bit dtype", required=False),
         text("notes", "caveats", required=False),
         *provenance(),
     ),

@@ -11,13 +11,15 @@ Op classes and their units:
 - ``attention`` (fraction of the 16-bit peak FLOP/s)
 - ``memory`` (fraction of HBM bandwidth)
 - ``step_overhead`` (seconds per decode step: kernel launches, scheduler, sampling)
+- ``layer_overhead`` (seconds per layer per decode step: norms, rotary, kernel tails between GEMMs)
 - ``seq_overhead`` (seconds per running sequence per decode step: scheduling, sampling, detokenisation)
 - ``request_overhead`` (seconds per request: tokenisation, scheduling, first-token return)
 - ``link_latency`` (seconds per collective hop) with phase ``scaleup`` / ``scaleout``
 - ``memory_reserve`` (fraction of device memory kept for activations, graphs and fragmentation)
 - ``burst`` (fraction: how bunched closed-loop prefill arrivals stay)
 - ``expert_m_half`` (tokens: the rows per expert at which a grouped MoE GEMM reaches half its efficiency)
-- ``moe_layer_overhead`` (seconds per MoE layer of one prefill pass: routing, permutation, EP sync)
+- ``moe_layer_overhead`` (seconds per MoE layer of one prefill pass: routing, permutation, EP sync; with
+  phase ``decode``, per MoE layer of one decode step: router, top-k, permute, un-permute)
 - ``token_budget`` (tokens one scheduler step may carry: the chunked-prefill budget of a stack)
 - ``gemm_m_half`` (tokens: the GEMM rows at which a kernel reaches half its large-M efficiency)
 
@@ -54,7 +56,7 @@ REQUIRED_COLUMNS = tuple(c for c in PROFILE_COLUMNS if c != "unit")
 OP_CLASS_UNITS = {
     "gemm": "fraction", "attention": "fraction", "memory": "fraction", "memory_reserve": "fraction",
     "burst": "fraction", "expert_m_half": "tokens", "token_budget": "tokens", "moe_layer_overhead": "s",
-    "gemm_m_half": "tokens", "step_overhead": "s", "seq_overhead": "s",
+    "gemm_m_half": "tokens", "step_overhead": "s", "seq_overhead": "s", "layer_overhead": "s",
     "request_overhead": "s", "link_latency": "s",
 }
 KEYS = ("generation", "stack", "precision", "phase", "op_class")

@@ -118,7 +118,9 @@ def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None,
                 moe: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
     """Every (offer, configuration) whose chips = offer count x k and whose collective group fits in one
     instance of the offer (the instance is the unit bought: a group over two VMs would run its
-    collectives over the network, which the layout is not priced for); returns rows and config index.
+    collectives over the network, which the layout is not priced for); over several instances the groups
+    must tile each instance (TP2 groups on 3-GPU instances would put one group across two of them);
+    returns rows and config index.
     The group is the tensor-parallel group, and for a mixture of experts the whole replica: its experts
     are sharded over every attention-data-parallel rank (``perf.llm.engine``: max(ep, adp) expert
     ranks), so each decode step is an all-to-all across all of them."""
@@ -137,6 +139,8 @@ def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None,
         for k in multiples:
             for i in by_shape.get((acc[j], int(cnt[j]) * k), ()):
                 if tp[i] > reach[j]:  # the group needs the instance's own links (or a fabric across them)
+                    continue
+                if k > 1 and not spans[j] and int(cnt[j]) % tp[i]:  # groups would straddle two instances
                     continue
                 take_rows.append(j)
                 take_cfg.append(i)

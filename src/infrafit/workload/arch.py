@@ -488,9 +488,10 @@ class ModelArch(BaseModel):
             n += (self.num_layers or 0) * 2 * (self.hidden_size or 0) * self.encoder_seq_len
         return n * b
 
-    def kv_bytes(self, context_len, precision: str):
+    def kv_bytes(self, context_len, precision: str, with_state: bool = True):
         """KV-cache bytes of one sequence of ``context_len`` tokens: full layers hold every token,
-        sliding-window layers at most ``sliding_window``; plus the fixed ``state_bytes``."""
+        sliding-window layers at most ``sliding_window``; plus the fixed ``state_bytes`` unless
+        ``with_state`` is false (the LLM engine keeps that state at its own width)."""
         c = np.asarray(context_len, dtype=float)
         if not self.is_transformer or self.kind not in ("decoder", "speech"):
             out = np.zeros_like(c)
@@ -499,5 +500,6 @@ class ModelArch(BaseModel):
             out = self.full_attention_layers * per_layer * c
             if self.sliding_window_layers:
                 out = out + self.sliding_window_layers * per_layer * np.minimum(c, self.sliding_window or 0)
-            out = out + self.state_bytes(precision)
+            if with_state:
+                out = out + self.state_bytes(precision)
         return float(out) if np.ndim(out) == 0 else out

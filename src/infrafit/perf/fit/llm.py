@@ -2,24 +2,25 @@
 
 Re-runnable: ``.venv/bin/python scripts/fit_profiles_llm.py [--cv] [--dry-run]``.
 
-What is fitted: the achieved fractions of peak (GEMM in prefill and decode, HBM bandwidth), the
-GEMM tile-padding rows of dense and grouped expert GEMMs (``gemm_m_half``, ``expert_m_half``), the per-step and
-per-request overheads and the prefill-burst fraction, keyed ONLY by physical things (generation,
-serving stack, precision, phase, op class); see ``candidate_rows``. A key gets its own row when the calibration
-sets have at least ``MIN_ROWS`` rows for it; otherwise it falls back to a wider wildcard row. A
-(generation, stack) row also needs data from at least ``MIN_CHIPS`` chips of that generation: fitted on
-one chip it would carry that chip's quirks (clocks, power cap, NVLink domain) to its siblings, so such
-a key takes the generation-wide row.
+What is fitted: the achieved fractions of peak (GEMM in prefill and decode, HBM bandwidth), the GEMM
+tile-padding rows of dense and grouped expert GEMMs (``gemm_m_half``, ``expert_m_half``), the per-step,
+per-layer, per-MoE-layer, per-sequence and per-request overheads and the prefill-burst fraction, keyed ONLY by
+physical things (generation, serving stack, precision, phase, op class); see ``candidate_rows``. A key gets
+its own row when the calibration sets have at least ``MIN_ROWS`` rows for it; otherwise it falls back to a
+wider wildcard row. A (generation, stack) row also needs data from at least ``MIN_CHIPS`` chips of that
+generation: fitted on one chip it would carry that chip's quirks (clocks, power cap, NVLink domain) to its
+siblings, so such a key takes the generation-wide row.
 
-How: robust least squares on log(predicted / measured) (soft-L1 via iteratively reweighted
-Gauss-Newton, numerical Jacobian), parameters in log space, clipped to physical ranges
-(``BOUNDS``: efficiencies at most 0.9 of peak, 0.95 of HBM bandwidth; overheads 0.1-50 ms per
-step, 1-500 ms per request). Inputs: benchmarks/data/calibration.csv
-(LLM inference rows) and benchmarks/data/latency_calibration.csv. ``--cv`` reports
-leave-one-model-out and leave-one-accelerator-out errors (the model or chip held out of the fit;
-each fold fits from the priors on a fixed random subsample of ``CV_TRAIN_ROWS`` training rows, and
-rebuilds the set of fitted rows from those training rows alone, so a held-out chip or model is treated
-exactly as an unseen one: the fit procedure as a whole is what is validated).
+How: robust least squares on log(predicted / measured) (soft-L1 via iteratively reweighted Gauss-Newton,
+numerical Jacobian), parameters in log space, clipped to physical ranges (``BOUNDS``: efficiencies at most 0.9
+of peak, 0.95 of HBM bandwidth; a per-step constant of 0.1-1 ms (scheduler, sampling, graph replay: the
+calibration models have 48-94 layers, so the data alone cannot split a step's fixed cost between it and the
+per-layer cost of 1-200 us), 1-500 ms per request). Inputs: benchmarks/data/calibration.csv (LLM inference
+rows) and benchmarks/data/latency_calibration.csv. ``--cv`` reports leave-one-model-out and
+leave-one-accelerator-out errors (the model or chip held out of the fit; each fold fits from the priors on a
+fixed random subsample of ``CV_TRAIN_ROWS`` training rows, and rebuilds the set of fitted rows from those
+training rows alone, so a held-out chip or model is treated exactly as an unseen one: the fit procedure as a
+whole is what is validated).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from infrafit.catalog import load_catalog
+from infrafit.perf.bands import metric_class
 from infrafit.perf.profiles import PROFILE_COLUMNS, ProfileRow, Profiles, default_profiles_path
 from infrafit.perf.types import ValidateContext
 from infrafit.perf.validate.llm import evaluate, expand, prepare_many
@@ -47,13 +49,13 @@ MIN_CHIPS = 2  # a (generation, stack) row needs data from >= 2 chips of the gen
 CV_TRAIN_ROWS = 1500  # training rows per cross-validation fold (random subsample, seed 0)
 # Physical ranges: no kernel sustains more than ~90% of a datasheet peak (tensor cores) or ~95% of
 # HBM bandwidth; overheads between a CUDA-graph launch (~10 us) and a slow Python scheduler step.
-BOUNDS = {"gemm": (0.05, 0.9), "memory": (0.3, 0.95), "attention": (0.05, 0.9), "step_overhead": (1e-4, 0.05),
+BOUNDS = {"gemm": (0.05, 0.9), "memory": (0.3, 0.95), "attention": (0.05, 0.9), "step_overhead": (1e-4, 1e-3),
           "seq_overhead": (1e-7, 2e-4),
           "request_overhead": (1e-3, 0.5), "burst": (0.0, 1.0), "memory_reserve": (0.02, 0.5),
           "gemm_m_half": (8.0, 512.0), "expert_m_half": (8.0, 512.0),
-          "moe_layer_overhead": (1e-5, 0.01)}
+          "moe_layer_overhead": (1e-6, 0.01), "layer_overhead": (1e-7, 2e-4)}
 FITTED = {"gemm", "memory", "step_overhead", "request_overhead", "burst", "gemm_m_half", "expert_m_half",
-          "moe_layer_overhead", "seq_overhead"}
+          "moe_layer_overhead", "seq_overhead", "layer_overhead"}
 SOURCE = "fitted by scripts/fit_profiles_llm.py on benchmarks/data/calibration.csv + latency_calibration.csv"
 
 
@@ -81,7 +83,8 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
       generation), when backed by >= ``MIN_ROWS`` rows from >= ``MIN_CHIPS`` chips of the generation;
       the rest of a generation's rows get one (generation, *) row instead;
     - per generation: decode GEMM efficiency (binds only at large batches);
-    - per stack: decode-step overhead (scheduler, launches, sampling), its part per running sequence
+    - per stack: decode-step constant (scheduler, launches, sampling), its part per layer and per MoE
+      layer (the small kernels between GEMMs; router, top-k, permutation), its part per running sequence
       (scheduling, sampling, detokenisation of each sequence: TPOT at hundreds in flight), per-request
       overhead and the
       prefill-burst fraction (how bunched closed-loop arrivals stay: a scheduling trait), and with
@@ -106,10 +109,12 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
             rows.append(ProfileRow("*", s, "*", "prefill", "burst", 0.2, n, SOURCE, today))
             rows.append(ProfileRow("*", s, "*", "decode", "step_overhead", 0.003, n, SOURCE, today))
             rows.append(ProfileRow("*", s, "*", "decode", "seq_overhead", 2e-5, n, SOURCE, today))
+            rows.append(ProfileRow("*", s, "*", "decode", "layer_overhead", 2e-5, n, SOURCE, today))
             rows.append(ProfileRow("*", s, "*", "prefill", "request_overhead", 0.02, n, SOURCE, today))
             moe_s = sum(1 for c in cases if c.stack == s and c.shape.is_moe)
             if moe_s >= MIN_ROWS:
                 rows.append(ProfileRow("*", s, "*", "prefill", "moe_layer_overhead", 3e-4, moe_s, SOURCE, today))
+                rows.append(ProfileRow("*", s, "*", "decode", "moe_layer_overhead", 3e-5, moe_s, SOURCE, today))
     for g, n in gen.items():
         if n < MIN_ROWS:
             continue
@@ -177,6 +182,20 @@ def mdape(pred: np.ndarray, meas: np.ndarray) -> float:
     return float(np.median(np.abs(pred[ok] - meas[ok]) / meas[ok])) if ok.any() else float("nan")
 
 
+def breakdown(cases: list, pred: np.ndarray, meas: np.ndarray) -> dict[str, dict[str, dict[str, float]]]:
+    """MdAPE and rows per metric class (throughput, TTFT, TPOT), accelerator family and model, over the
+    cases with a finite prediction (held-out rows only, for a cross-validation scheme)."""
+    ok = np.isfinite(pred)
+    keys = {"metric": [metric_class(c.metric_kind) for c in cases], "family": [c.acc.family for c in cases],
+            "model": [c.shape.model_id for c in cases]}
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for by, labels in keys.items():
+        lab = np.array(labels)
+        out[by] = {str(g): {"rows": int((ok & (lab == g)).sum()), "mdape": mdape(pred[lab == g], meas[lab == g])}
+                   for g in sorted(set(labels)) if (ok & (lab == g)).any()}
+    return out
+
+
 def run(cv: bool, dry_run: bool) -> dict:
     ctx = ValidateContext(load_catalog(), str(ROOT / "tests" / "fixtures" / "model_configs"))
     rows = load_rows()
@@ -187,7 +206,8 @@ def run(cv: bool, dry_run: bool) -> dict:
     ex = expand(cases, profiles)
     values = fit(ex, measured, profiles, free)
     pred = evaluate(ex, values)
-    report = {"cases": len(cases), "skipped": len(skipped), "mdape": mdape(pred, measured), "cv": {}}
+    report = {"cases": len(cases), "skipped": len(skipped), "mdape": mdape(pred, measured),
+              "by": breakdown(cases, pred, measured), "cv": {}}
     if cv:
         report["cv"] = cross_validate(cases, measured)
     fitted = tuple(ProfileRow(r.generation, r.stack, r.precision, r.phase, r.op_class, float(v), r.rows_fitted,
@@ -232,7 +252,8 @@ def cross_validate(cases: list, measured: np.ndarray, keep_predictions: bool = F
             ex_te = expand([c for c, t in zip(cases, test, strict=True) if t], profiles)
             preds[test] = evaluate(ex_te, v)
         held = np.isfinite(preds)
-        entry: dict[str, object] = {"rows": int(held.sum()), "mdape": mdape(preds[held], measured[held])}
+        entry: dict[str, object] = {"rows": int(held.sum()), "mdape": mdape(preds[held], measured[held]),
+                                    "by": breakdown(cases, preds, measured)}
         out[label] = entry
         if keep_predictions:  # the held-out prediction of each case (nan where its group was not held out)
             entry["predictions"] = preds

@@ -7,8 +7,8 @@ The ladder (each step a small function below):
 
 1. *Decode step* at batch B (one new token for each of B sequences): GEMMs read the dense weights
    once and the routed experts the batch touches (``E (1 - (1 - k/E)^B)`` per layer) and do
-   ``2 x active params`` FLOPs per token (routed experts as grouped GEMMs of ``B k / E`` rows each); attention reads
-   each sequence's KV cache and does
+   ``2 x active params`` FLOPs per token (routed experts as grouped GEMMs of ``B k / D`` rows per
+   touched expert); attention reads each sequence's KV cache and does
    ``attn_flops_per_context_token x context`` FLOPs. Each op class is a roofline (time = max of
    compute and memory), plus a fixed per-step overhead of the serving stack (kernel launches,
    scheduler), plus tensor-parallel all-reduces (2 per layer; Megatron-LM, Shoeybi et al. 2019) and
@@ -74,6 +74,9 @@ class Setup:
     moe_layer_overhead_s: np.ndarray  # per MoE layer of one prefill pass: routing, permutation, dispatch sync
     seq_overhead_s: np.ndarray  # per running sequence per decode step: scheduling, sampling, detokenisation
     one_hop: np.ndarray  # 1 where the TP group's fabric reaches every peer in one hop (switch, full mesh)
+    state_bytes_per_element: np.ndarray  # width of the linear-attention recurrent state the stack keeps
+    layer_overhead_s: np.ndarray  # per layer per decode step: norms, rotary, kernel tails and small kernels
+    moe_decode_layer_overhead_s: np.ndarray  # per MoE layer per decode step: router, top-k, permute, un-permute
 
     @property
     def gpus(self) -> np.ndarray:
@@ -100,6 +103,27 @@ def kv_shards(shape: LLMShape, s: Setup) -> np.ndarray:
     return np.minimum(s.tp, shape.kv_shards_max) * s.pp
 
 
+def state_shards(shape: LLMShape, s: Setup) -> np.ndarray:
+    """Ways one sequence's linear-attention state splits: TP up to the value-head count, times PP."""
+    return np.minimum(s.tp, shape.state_shards_max) * s.pp
+
+
+def state_bytes_per_seq(shape: LLMShape, s: Setup) -> np.ndarray:
+    """One sequence's fixed recurrent state on one chip (0 without linear-attention layers).
+
+    Gated DeltaNet and similar layers keep a ``d_k x d_v`` matrix per value head instead of a KV cache
+    that grows with the context. It is stored at the stack's state width (SGLang float32 by default,
+    vLLM the model's 16-bit dtype), not the KV-cache dtype, and split over the value heads by TP.
+    """
+    return shape.state_elements * s.state_bytes_per_element / state_shards(shape, s)
+
+
+def cache_bytes_per_seq(shape: LLMShape, s: Setup, context_tokens: np.ndarray | float) -> np.ndarray:
+    """KV cache of one sequence of ``context_tokens`` on one chip plus its fixed recurrent state."""
+    kv = shape.kv_elements(context_tokens) * s.kv_bytes_per_element / kv_shards(shape, s)
+    return kv + state_bytes_per_seq(shape, s)
+
+
 def max_concurrency(
     shape: LLMShape, s: Setup, context_tokens: np.ndarray, prompt_tokens: np.ndarray | None = None,
     shared_tokens: float = 0.0, draft: LLMShape | None = None,
@@ -122,9 +146,9 @@ def max_concurrency(
     # a cached shared prefix is held once (its blocks are shared, like the beams' prompt) and not per sequence
     shared = np.minimum(shared_tokens, ctx)
     elements = elements - shape.kv_elements(shared)
-    per_seq = elements * s.kv_bytes_per_element / kv_shards(shape, s)
+    per_seq = elements * s.kv_bytes_per_element / kv_shards(shape, s) + beams * state_bytes_per_seq(shape, s)
     if draft is not None:  # the draft model keeps its own KV cache of every sequence
-        per_seq = per_seq + draft.kv_elements(ctx) * s.kv_bytes_per_element / kv_shards(draft, s)
+        per_seq = per_seq + cache_bytes_per_seq(draft, s, ctx)
     free = free - shape.kv_elements(shared) * s.kv_bytes_per_element / kv_shards(shape, s)
     return np.floor(np.maximum(free, 0.0) / np.maximum(per_seq, 1e-9) * s.adp)
 
@@ -156,8 +180,22 @@ def _gemm_parts(
     rows = tokens if step_tokens is None else step_tokens
     dense = 2.0 * tokens / groups * shape.dense_matmul_params / (s.tp * s.pp)
     routed = 2.0 * tokens * shape.experts_per_token * shape.expert_params * shape.num_moe_layers / s.gpus
-    expert_rows = rows * shape.experts_per_token / max(shape.num_experts, 1)
+    expert_rows = rows_per_touched_expert(shape, rows)
     return dense, routed, rows / groups, expert_rows
+
+
+def rows_per_touched_expert(shape: LLMShape, tokens: np.ndarray) -> np.ndarray:
+    """Token rows each expert a step touches multiplies: ``T k / D(T)``, ``D`` the expected distinct experts.
+
+    A grouped GEMM launches tiles only for the experts that received tokens (CUTLASS grouped GEMM,
+    DeepGEMM's masked/contiguous layouts, Triton fused-MoE's block-aligned expert segments), so the
+    padding is per touched expert. At large batches every expert is touched and this is ``T k / E``;
+    at decode-sized batches of fine-grained MoEs (DeepSeek-V3, 256 experts, top 8, 4 tokens: 30 experts
+    touched) each touched expert sees about one row, not ``32 / 256``.
+    """
+    t = np.asarray(tokens, dtype=float)
+    touched = expected_distinct_experts(shape.num_experts, shape.experts_per_token, t)
+    return t * shape.experts_per_token / np.maximum(touched, 1.0)
 
 
 def gemm_row_efficiency(rows: np.ndarray, m_half: np.ndarray) -> np.ndarray:
@@ -165,7 +203,7 @@ def gemm_row_efficiency(rows: np.ndarray, m_half: np.ndarray) -> np.ndarray:
 
     Tensor-core GEMMs compute whole tiles of 64-256 rows (CUTLASS, cuBLASLt), so a GEMM of M rows
     costs about as much as ``M + M_half`` rows; the smooth form of that padding. It matters for the
-    grouped GEMMs of MoE experts, which see ``tokens x k / E`` rows each.
+    grouped GEMMs of MoE experts, which see ``tokens x k / D(tokens)`` rows per touched expert.
     """
     m = np.maximum(np.asarray(rows, dtype=float), 1e-9)
     return m / (m + m_half)
@@ -178,11 +216,12 @@ def gemm_compute_s(
     """Compute-bound GEMM time of ``tokens`` on the busiest chip, each part at its M-dependent efficiency.
 
     Routed experts run as grouped GEMMs (CUTLASS grouped GEMM, DeepGEMM, Triton fused-MoE): each
-    expert multiplies only the ``M_e = tokens x k / E`` rows routed to it (uniform routing), in
-    tiles of 64-128 rows per expert, so its efficiency is the dense GEMM's times
-    ``M_e / (M_e + M_half_expert)``. Few experts at large batch (Mixtral, 8 experts top-2: ``M_e =
-    tokens / 4``) run near the dense efficiency; many fine-grained experts at small batch (DeepSeek-V3,
-    256 top-8: ``M_e = tokens / 32``) pay for mostly empty tiles.
+    expert the step touches multiplies only the ``M_e = tokens x k / D(tokens)`` rows routed to it
+    (uniform routing, ``rows_per_touched_expert``), in tiles of 64-128 rows per expert, so its
+    efficiency is the dense GEMM's times ``M_e / (M_e + M_half_expert)``. Few experts at large batch
+    (Mixtral, 8 experts top-2: ``M_e = tokens / 4``) run near the dense efficiency; many fine-grained
+    experts at mid-sized batches (DeepSeek-V3, 256 top-8, 256 tokens: ``M_e`` = 8.0) pay for mostly
+    empty tiles.
     """
     dense, routed, m_dense, m_expert = _gemm_parts(shape, s, tokens, one_group, step_tokens)
     t_dense = dense / (s.peak_flops_per_s * eff * gemm_row_efficiency(m_dense, s.gemm_m_half))
@@ -205,7 +244,8 @@ def decode_step(shape: LLMShape, s: Setup, batch: np.ndarray, context_tokens: np
     t_gemm_c = gemm_compute_s(shape, s, seqs, s.eff_decode_gemm)
     t_gemm_m = gemm_bytes / (s.memory_bytes_per_s * s.eff_memory)
     seqs_group = seqs / s.adp
-    kv_bytes = seqs_group * shape.kv_elements(context_tokens) * s.kv_bytes_per_element / kv_shards(shape, s)
+    # the KV cache is read; a linear-attention state is read and written back every step
+    kv_bytes = seqs_group * (cache_bytes_per_seq(shape, s, context_tokens) + state_bytes_per_seq(shape, s))
     attn_flops = seqs_group * shape.attn_flops(context_tokens) / (s.tp * s.pp)
     t_attn_c = attn_flops / (s.attn_flops_per_s * s.eff_attention)
     t_attn_m = kv_bytes / (s.memory_bytes_per_s * s.eff_memory)
@@ -213,13 +253,22 @@ def decode_step(shape: LLMShape, s: Setup, batch: np.ndarray, context_tokens: np
     t_gemm = np.maximum(t_gemm_c, t_gemm_m)
     t_attn = np.maximum(t_attn_c, t_attn_m)
     # the host's work per step grows with the sequences each scheduler (one per attention-DP group) runs
-    overhead = s.step_overhead_s + seqs_group * s.seq_overhead_s
+    overhead = decode_fixed_s(shape, s) + seqs_group * s.seq_overhead_s
     total = t_gemm + t_attn + t_comm + overhead
     return {
         "time_s": total, "gemm_s": t_gemm, "gemm_compute_s": t_gemm_c, "gemm_memory_s": t_gemm_m,
         "attention_s": t_attn, "attention_compute_s": t_attn_c, "kv_read_s": t_attn_m,
         "collectives_s": t_comm, "overhead_s": overhead * np.ones_like(total),
     }
+
+
+def decode_fixed_s(shape: LLMShape, s: Setup) -> np.ndarray:
+    """Fixed time of one decode step outside the rooflines: a per-step constant (scheduler, sampling
+    launch, CUDA-graph replay) plus a cost per layer (the small kernels each layer runs between its
+    GEMMs: norms, rotary, residual adds, kernel tails; they scale with layers x kernels per layer)
+    and an extra cost per MoE layer (router GEMM, top-k, token permutation and un-permutation)."""
+    moe = shape.num_moe_layers * s.moe_decode_layer_overhead_s * (1.0 if shape.is_moe else 0.0)
+    return s.step_overhead_s + shape.num_layers / s.pp * s.layer_overhead_s + moe / s.pp
 
 
 def prefill_compute_s(

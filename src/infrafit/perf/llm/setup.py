@@ -112,7 +112,8 @@ EFFICIENCY_FIELDS = {  # Setup field -> (phase, op_class) of its profile lookup
     "memory_reserve_fraction": ("*", "memory_reserve"), "prefill_burst": ("prefill", "burst"),
     "gemm_m_half": ("*", "gemm_m_half"), "expert_m_half": ("*", "expert_m_half"),
     "token_budget": ("*", "token_budget"), "moe_layer_overhead_s": ("prefill", "moe_layer_overhead"),
-    "seq_overhead_s": ("decode", "seq_overhead"),
+    "seq_overhead_s": ("decode", "seq_overhead"), "layer_overhead_s": ("decode", "layer_overhead"),
+    "moe_decode_layer_overhead_s": ("decode", "moe_layer_overhead"),
 }
 
 
@@ -128,6 +129,20 @@ def _calibrated(accelerator_id: str, precision: str) -> dict[str, float]:
     return {"eff_prefill_gemm": cal.eff_compute, "eff_decode_gemm": cal.eff_compute, "eff_memory": cal.eff_memory}
 
 
+#: Recurrent-state width when the stack's row leaves it empty: the model's 16-bit dtype.
+DEFAULT_STATE_BYTES_PER_ELEMENT = 2.0
+
+
+def state_widths() -> dict[str, float]:
+    """Stack id -> bytes per element of the linear-attention/SSM state it keeps by default
+    (stacks.csv ``recurrent_state_element_bytes``; SGLang float32, vLLM the model dtype)."""
+    from infrafit.catalog import load_catalog
+
+    stacks = load_catalog().stacks
+    col = stacks["recurrent_state_element_bytes"]
+    return {str(i): float(v) for i, v in zip(stacks["id"], col, strict=True) if v == v and v is not None}
+
+
 def build_setup(
     rows: Sequence[ConfigRow], profiles: Profiles | None = None
 ) -> tuple[Setup, list[PrecisionPlan], dict[str, np.ndarray]]:
@@ -137,6 +152,7 @@ def build_setup(
     cols: dict[str, list[float]] = {k: [] for k in Setup.__dataclass_fields__}
     sources: dict[str, list[int]] = {k: [] for k in EFFICIENCY_FIELDS}
     plans = []
+    widths = state_widths()
     for r in rows:
         plan = plan_precision(r.acc, r.precision)
         plans.append(plan)
@@ -152,6 +168,7 @@ def build_setup(
             "one_hop": float(kind == "scaleup" and r.acc.scaleup_topology in ONE_HOP_TOPOLOGIES),
             "weight_bytes_per_element": bytes_per_element(plan.weight),
             "kv_bytes_per_element": bytes_per_element(plan.kv),
+            "state_bytes_per_element": widths.get(st, DEFAULT_STATE_BYTES_PER_ELEMENT),
             **{fld: prof.rows[sources[fld][-1]].value for fld in EFFICIENCY_FIELDS},
         }
         values.update(_calibrated(r.acc.id, plan.gemm))

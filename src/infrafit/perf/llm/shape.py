@@ -33,7 +33,7 @@ class LLMShape:
     experts_per_token: int
     #: ways the KV cache splits under tensor parallelism (kv heads; 1 for MLA's shared latent)
     kv_shards_max: int
-    #: KV-cache elements of one sequence of ``context`` tokens (windows and fixed state included)
+    #: KV-cache elements of one sequence of ``context`` tokens (softmax layers; windows applied)
     kv_elements_fn: Callable[[np.ndarray], np.ndarray]
     #: attention FLOPs of one token attending to ``context`` tokens (scores, values, indexers)
     attn_flops_fn: Callable[[np.ndarray], np.ndarray]
@@ -42,6 +42,11 @@ class LLMShape:
     attention_heads: int = 0
     #: multi-head latent attention (one shared latent per token: TP does not split the KV cache)
     is_mla: bool = False
+    #: fixed per-sequence recurrent state of linear-attention layers (Gated DeltaNet: heads x d_k x d_v
+    #: per layer, plus the short-convolution state), elements; kept at the stack's state width, not the KV's
+    state_elements: float = 0.0
+    #: ways that state splits under tensor parallelism (the value heads)
+    state_shards_max: int = 1
 
     @property
     def expert_params_total(self) -> float:
@@ -71,7 +76,7 @@ def shape_from_arch(arch: Any, beam_width: int = 1) -> LLMShape:
     kv_shards = 1 if arch.is_mla else int(arch.num_kv_heads or arch.num_attention_heads or 1)
 
     def kv_elements(ctx: np.ndarray) -> np.ndarray:
-        return np.asarray(arch.kv_bytes(ctx, "fp8"), dtype=float)  # fp8: one byte per element
+        return np.asarray(arch.kv_bytes(ctx, "fp8", with_state=False), dtype=float)  # fp8: one byte per element
 
     def attn_flops(ctx: np.ndarray) -> np.ndarray:
         return np.asarray(arch.flops_per_token_parts(ctx)["attention"], dtype=float)
@@ -82,5 +87,6 @@ def shape_from_arch(arch: Any, beam_width: int = 1) -> LLMShape:
         expert_params=float(expert_params), num_moe_layers=moe_layers, num_experts=max(experts, 1),
         experts_per_token=top_k, kv_shards_max=kv_shards, kv_elements_fn=kv_elements,
         attn_flops_fn=attn_flops, beam_width=beam_width, attention_heads=int(arch.num_attention_heads or 0),
-        is_mla=bool(arch.is_mla),
+        is_mla=bool(arch.is_mla), state_elements=float(arch.state_bytes("fp8")),
+        state_shards_max=max(int(arch.linear_num_value_heads or 1), 1),
     )

@@ -62,7 +62,39 @@ def cross_validation() -> list[str]:
              "training rows, so it is treated as an unseen model or chip):", "", "| scheme | rows | MdAPE |",
              "|---|---:|---:|"]
     lines += [f"| {k} | {v['rows']} | {_pct(v['mdape'])} |" for k, v in fit.get("cv", {}).items()]
-    return lines + [""]
+    return lines + [""] + cv_breakdown(fit)
+
+
+#: Leave-one-out targets of issue 15 by metric class (what a user sees on a model or chip not in the fit).
+LOO_TARGETS = {"throughput": 0.15, "ttft": 0.25, "tpot": 0.12}
+
+
+def cv_breakdown(fit: dict) -> list[str]:
+    """In-sample and held-out MdAPE per metric class, accelerator family and model (rows in brackets),
+    with the leave-one-out target of each metric class and whether both schemes meet it."""
+    if "by" not in fit:
+        return []
+    schemes = list(fit.get("cv", {}))
+    head = "| | in-sample | " + " | ".join(schemes) + " |"
+    out: list[str] = []
+    for by, title in (("metric", "metric"), ("family", "accelerator family"), ("model", "model (>= 50 rows)")):
+        cols = head + (" target (leave-one-out) |" if by == "metric" else "")
+        out += [f"Per {title}:", "", cols.replace("| |", f"| {title} |", 1),
+                "|---|" + "---:|" * (1 + len(schemes) + (by == "metric"))]
+        for g, v in fit["by"].get(by, {}).items():
+            if by == "model" and v["rows"] < 50:
+                continue
+            cells = [f"{_pct(v['mdape'])} ({v['rows']})"]
+            held = [fit["cv"][k].get("by", {}).get(by, {}).get(g) for k in schemes]
+            cells += [f"{_pct(h['mdape'])} ({h['rows']})" if h else "-" for h in held]
+            if by == "metric" and g in LOO_TARGETS:
+                met = all(h and h["mdape"] <= LOO_TARGETS[g] for h in held)
+                cells.append(f"<= {LOO_TARGETS[g]:.0%}: {'met' if met else 'not met'}")
+            elif by == "metric":
+                cells.append("-")
+            out.append(f"| {g} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out
 
 
 def bands_section() -> list[str]:
