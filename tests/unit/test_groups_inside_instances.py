@@ -32,31 +32,68 @@ def test_tp_groups_must_tile_each_instance_of_a_multi_instance_replica():
     assert ("h100x3", 2, 0) not in got  # TP2 x 3 over two 3-GPU instances: one group would straddle them
 
 
-def test_a_70b_service_never_spans_a_tp_group_over_two_vms():
-    """The planner's own layouts (the steady 70B golden scenario): every multi-instance option's TP group
-    divides its instance."""
+def _moe_layout(count: int, tp: int) -> dict:
+    return {"accelerator": "nvidia_h100_sxm", "count": count, "tp": tp, "pp": 1, "dp": count // tp}
+
+
+def test_a_moe_replica_spans_instances_only_over_a_declared_fabric_that_carries_the_priced_rate():
+    """DeepSeek-V3 at fp8 (671 GB) does not fit one 8x H100 box; on two p5.48xlarge joined by their 3,200
+    Gbit/s EFA (50 GB/s per GPU, the rate the estimate prices the all-to-alls at) it does. Two instances of a
+    host with no declared fabric, or one whose fabric carries less than that rate, are not joined."""
+    cat = load_catalog()
+    offers = pd.DataFrame({"id": ["p5", "plain"], "accelerator_id": ["nvidia_h100_sxm"] * 2,
+                           "accelerator_count": [8, 8], "host_id": ["aws_p5_48xlarge", "lambda_8x_h100_sxm"]})
+    assert cat.hosts.set_index("id").at["aws_p5_48xlarge", "scaleout_fabric"] == "efa"
+    ev = SimpleNamespace(rows=[_moe_layout(16, 8), _moe_layout(8, 8)])
+    rows, cfg = join_offers(offers, ev, multiples=(1, 2), catalog=cat, moe=True)
+    got = {(r["id"], int(r["instances_per_replica"]), int(c)) for (_, r), c in zip(rows.iterrows(), cfg, strict=True)}
+    assert got == {("p5", 2, 0), ("p5", 1, 1), ("plain", 1, 1)}
+    slow = cat.hosts.set_index("id").loc["aws_p4d_24xlarge"]  # EFA 400 Gbit/s for 8 A100s: 6.25 GB/s each
+    assert slow["scaleout_fabric"] == "efa"
+    assert slow["network_bits_per_s"] / 8 / 8 < cat.accelerators["nvidia_a100_40gb_sxm"].scaleout_bytes_per_s
+    a100 = pd.DataFrame({"id": ["p4d"], "accelerator_id": ["nvidia_a100_40gb_sxm"], "accelerator_count": [8],
+                         "host_id": ["aws_p4d_24xlarge"]})
+    ev100 = SimpleNamespace(rows=[{**_moe_layout(16, 8), "accelerator": "nvidia_a100_40gb_sxm"}])
+    assert join_offers(a100, ev100, multiples=(2,), catalog=cat, moe=True)[0].empty
+
+
+def test_tp_all_reduces_stay_on_nvlink_while_the_all_to_all_crosses_the_fabric():
+    from infrafit.perf.llm.setup import ConfigRow, build_setup
+
+    h100 = load_catalog().accelerator("nvidia_h100_sxm")
+    s = build_setup([ConfigRow(h100, "fp8", "sglang", tp=8, adp=2), ConfigRow(h100, "fp8", "sglang", tp=8)])[0]
+    assert s.link_bytes_per_s[0] == s.link_bytes_per_s[1] == h100.scaleup_bytes_per_s
+    assert s.ep_link_bytes_per_s[0] == h100.scaleout_bytes_per_s
+    assert s.ep_link_bytes_per_s[1] == h100.scaleup_bytes_per_s
+
+
+def test_deepseek_v3_on_h100s_plans_two_efa_joined_boxes():
     from infrafit.search.planner import plan
     from infrafit.workload.spec import parse_spec
 
     cat = load_catalog()
     spec = parse_spec("""
-name: tiles
+name: deepseek-h100
 task: inference
-model: llama3.1-70b
+model: deepseek-v3
 precision: [fp8]
 inference:
   mode: realtime
-  traffic: {requests_per_s: 20, input_tokens: {mean: 1500, p99: 6000}, output_tokens: {mean: 300, p99: 1000}}
-  slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.06}
+  traffic: {requests_per_s: 2, input_tokens: {mean: 2000, p99: 8000}, output_tokens: {mean: 500, p99: 2000}}
+  slo: {ttft_p99_s: 3.0, tpot_p99_s: 0.1}
 placement: {countries: [US]}
+hardware: {accelerators: [nvidia_h100_sxm]}
 deployment: {allowed: [cloud]}
 horizon_months: 12
 """, catalog=cat)
-    options = plan(spec, cat, top=20).to_dict()["options"]
+    options = plan(spec, cat).to_dict()["options"]
+    assert options, "DeepSeek-V3 fp8 needs more than 640 GB: two joined 8x H100 boxes"
+    top = options[0]
+    assert top["count"] == 16 and top["server"]["instances_per_replica"] == 2
+    host = cat.hosts.set_index("id").loc[top["server"]["host_id"]]
+    assert host["scaleout_fabric"] in ("efa", "infiniband", "rdma")
+    assert any(r.startswith("fabric: one replica spans 2 instances") for r in top["risks"])
     offers = cat.offers.set_index("id")
-    assert any(o["server"]["instances_per_replica"] > 1 for o in options)  # the rule is exercised
-    for o in options:
-        per_instance = int(offers.loc[o["offer_id"], "accelerator_count"])
-        tp = int(o["performance"]["parallelism"]["tp"])
+    for o in options:  # every multi-instance option keeps each TP group inside one instance
         if o["server"]["instances_per_replica"] > 1:
-            assert per_instance % tp == 0, o["offer_id"]
+            assert int(offers.loc[o["offer_id"], "accelerator_count"]) % int(o["performance"]["parallelism"]["tp"]) == 0

@@ -74,16 +74,17 @@ def test_users_far_from_the_only_region_see_the_network_and_it_changes_the_plan(
     ttft_server = far["options"][0]["performance"]["latency"]["ttft_s"]["p99"]
     assert net["ttft_p99_s_at_user"] == pytest.approx(ttft_server + 0.265)
     assert net["ttft_p99_s_at_user"] <= 0.5  # the SLO holds where the users are
-    # less server time: the same configuration sustains less within the SLO (the 265 ms come off the TTFT
-    # budget), and the plan can only get dearer (2026-12-02: 1x B200 carries the 20 req/s either way, at
-    # 48.8 instead of 68.3 req/s; the H100 PCIe alternative needs 2 GPUs for Sao Paulo)
-    def rate(plan: dict, key: tuple) -> float:
-        return next(o["performance"]["throughput"]["requests_per_s"] for o in plan["options"]
-                    if (o["offer_id"], o["count"]) == key)
+    # less server time: the same configuration (offer, chips, precision, stack) sustains less within the SLO
+    # (the 265 ms come off the TTFT budget), and the plan can only get dearer (2026-12-02: 1x B200 carries the
+    # 20 req/s either way; the H100 PCIe alternative needs 2 GPUs for Sao Paulo)
+    def key(o: dict) -> tuple:  # one configuration: the same offer, chips, precision and stack
+        return o["offer_id"], o["count"], o["precision"], o["stack"]
 
-    shared = ({(o["offer_id"], o["count"]) for o in far["options"]}
-              & {(o["offer_id"], o["count"]) for o in near["options"]})
-    assert shared and all(rate(far, oid) < rate(near, oid) for oid in shared)
+    def rate(plan: dict, k: tuple) -> float:
+        return next(o["performance"]["throughput"]["requests_per_s"] for o in plan["options"] if key(o) == k)
+
+    shared = {key(o) for o in far["options"]} & {key(o) for o in near["options"]}
+    assert shared and all(rate(far, k) < rate(near, k) for k in shared)
     assert far["options"][0]["cost"]["tco_usd"] >= near["options"][0]["cost"]["tco_usd"]
     assert any("network: latency SLOs checked at the users" in w for w in far["options"][0]["why"])
     server = _plan(tmp_path, "[sao-paulo]", at=", measured_at: server")

@@ -84,6 +84,8 @@ ALIASES = Schema(
 HOST_KINDS = ("cloud_instance", "server", "edge_device")
 MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly", "on_prem")
 
+SCALEOUT_FABRICS = ("efa", "infiniband", "rdma")
+
 HOSTS = Schema(
     "hosts",
     (
@@ -104,6 +106,9 @@ HOSTS = Schema(
         Column("fabric_spans_instances", "bool", required=False,
                doc="true when the accelerators' scale-up fabric joins instances of this host (TPU hosts of a "
                    "multi-host slice on ICI): a TP group may then span instances up to the chip's scale-up domain"),
+        text("scaleout_fabric", "the RDMA fabric that joins instances of this host for GPU collectives, "
+             "at network_bits_per_s: efa | infiniband | rdma (RoCE); empty = none declared (a replica's "
+             "expert-parallel group then stays inside one instance)", required=False, choices=SCALEOUT_FABRICS),
         num("power_w", "server power at full load, watts (servers only)", required=False),
         text("confidence", "high | medium | low", choices=CONFIDENCE),
         Column("derived", "bool", doc="true when a figure is derived by a documented rule (see notes)"),

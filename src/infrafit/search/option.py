@@ -212,6 +212,11 @@ def option_json(part, i: int, ctx: dict) -> dict:
         risks.append(f"network not stated: one replica spans {int(row['instances_per_replica'])} instances of "
                      f"{row['host_id']} and its traffic between them is modelled at {rate} (a datacenter "
                      "fabric); check the provider's instance network before relying on it")
+    fabric = _fabric_of(catalog, str(row["host_id"]))
+    if int(row["instances_per_replica"]) > 1 and fabric:
+        risks.append(f"fabric: one replica spans {int(row['instances_per_replica'])} instances of {row['host_id']} "
+                     f"over its {fabric}; the instances must share it (one cluster placement group or cluster "
+                     "network), or the cross-instance traffic falls back to the ordinary network")
     if str(row["provider"]) == OWNED_PROVIDER:  # the team's own servers: no purchase, no lead time
         risks = [r for r in risks if not r.startswith("on-prem: capital outlay")]
         risks.append("owned: the plan assumes these servers are free for this workload; power, colocation and "
@@ -324,3 +329,17 @@ def efficiency(part, workload, cost: dict) -> dict:
     kwh = (energy["energy_kwh_per_month"] or 0.0) * int(workload.horizon_months)
     return {"work_unit": unit, "work_per_usd": work / cost["tco_usd"] if cost["tco_usd"] > 0 else None,
             "work_per_kwh": work / kwh if kwh > 0 else None, **energy}
+
+
+def _fabric_of(catalog, host_id: str) -> str:
+    """``"EFA fabric (3,200 Gbit/s)"`` for a host that declares one (``hosts.scaleout_fabric``), else ''."""
+    hosts = catalog.hosts
+    if "scaleout_fabric" not in hosts:
+        return ""
+    row = hosts.loc[hosts["id"] == host_id]
+    fabric = row["scaleout_fabric"].iloc[0] if not row.empty else None
+    if not isinstance(fabric, str) or not fabric:
+        return ""
+    name = {"efa": "EFA", "infiniband": "InfiniBand", "rdma": "RDMA (RoCE)"}[fabric]
+    bits = float(row["network_bits_per_s"].iloc[0])
+    return f"{name} fabric ({bits / GBIT:,.0f} Gbit/s)"

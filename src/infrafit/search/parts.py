@@ -130,17 +130,22 @@ def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None,
     take_rows, take_cfg, inst = [], [], []
     acc = offers["accelerator_id"].to_numpy()
     cnt = offers["accelerator_count"].to_numpy(dtype=int)
+    tp_only = np.array([int(r.get("tp", 1)) for r in ev.rows], dtype=int)
     tp = np.array([int(r.get("tp", 1)) * (int(r.get("pp", 1)) * int(r.get("dp", 1)) if moe and "dp" in r else 1)
                    for r in ev.rows], dtype=int)
     spans = _host_spans(offers, catalog)
+    fabric = _host_fabric(offers, catalog)
     reach = np.array([tp_reach(catalog.accelerators[a], int(c), bool(s)) if catalog is not None else int(c)
                       for a, c, s in zip(acc, cnt, spans, strict=True)], dtype=int)
     for j in range(len(offers)):
         for k in multiples:
             for i in by_shape.get((acc[j], int(cnt[j]) * k), ()):
-                if tp[i] > reach[j]:  # the group needs the instance's own links (or a fabric across them)
+                # a group beyond the instance needs a fabric across instances: the scale-up one (TPU
+                # slices), or for a MoE's all-to-all a declared RDMA fabric, while its TP part stays inside
+                over_rdma = fabric[j] and k > 1 and tp_only[i] <= int(cnt[j])
+                if tp[i] > reach[j] and not over_rdma:
                     continue
-                if k > 1 and not spans[j] and int(cnt[j]) % tp[i]:  # groups would straddle two instances
+                if k > 1 and not spans[j] and int(cnt[j]) % tp_only[i]:  # TP groups would straddle instances
                     continue
                 take_rows.append(j)
                 take_cfg.append(i)
@@ -148,6 +153,27 @@ def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None,
     rows = offers.iloc[take_rows].reset_index(drop=True)
     rows["instances_per_replica"] = np.asarray(inst, dtype=int)
     return rows, np.asarray(take_cfg, dtype=int)
+
+
+def _host_fabric(offers: pd.DataFrame, catalog) -> np.ndarray:
+    """Per offer row: does its host declare an RDMA fabric between instances (``hosts.scaleout_fabric``:
+    EFA, InfiniBand, RoCE) that carries at least the per-chip scale-out rate the estimate priced the
+    cross-instance all-to-alls at (``accelerators.scaleout_bytes_per_s``; ``network_bits_per_s`` / 8 /
+    chips per instance)? p5.48xlarge: 3,200 Gbit/s EFA = 50 GB/s per H100, as priced; p4d's 400 Gbit/s
+    is 6.25 GB/s per A100 against 25 priced, so a replica does not span p4d instances."""
+    if catalog is None or "scaleout_fabric" not in catalog.hosts:
+        return np.zeros(len(offers), bool)
+    hosts = catalog.hosts.set_index("id")
+    out = []
+    for h, a in zip(offers["host_id"], offers["accelerator_id"], strict=True):
+        name = hosts.at[h, "scaleout_fabric"] if h in hosts.index else None
+        if not isinstance(name, str) or not name:
+            out.append(False)
+            continue
+        per_chip = float(hosts.at[h, "network_bits_per_s"]) / 8.0 / float(hosts.at[h, "accelerator_count"])
+        priced = catalog.accelerators[a].scaleout_bytes_per_s
+        out.append(bool(np.isfinite(per_chip) and np.isfinite(priced) and per_chip >= priced * (1 - 1e-9)))
+    return np.asarray(out, dtype=bool)
 
 
 def _host_spans(offers: pd.DataFrame, catalog) -> np.ndarray:

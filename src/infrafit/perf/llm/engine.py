@@ -52,8 +52,10 @@ class Setup:
     attn_flops_per_s: np.ndarray  # per chip, at the attention compute precision (16-bit or fp8)
     memory_bytes_per_s: np.ndarray
     memory_bytes: np.ndarray
-    link_bytes_per_s: np.ndarray  # per chip, one direction, of the link the collectives use
+    link_bytes_per_s: np.ndarray  # per chip, one direction, of the link the TP group's all-reduces use
     link_latency_s: np.ndarray
+    ep_link_bytes_per_s: np.ndarray  # per chip, one direction, of the link the replica's all-to-alls use
+    ep_link_latency_s: np.ndarray  # (the scale-out fabric when the replica spans instances)
     tp: np.ndarray
     pp: np.ndarray
     adp: np.ndarray  # attention data-parallel groups inside one instance
@@ -166,7 +168,10 @@ def _collectives_s(shape: LLMShape, s: Setup, tokens: np.ndarray, group_tokens: 
     t_tp = 2.0 * shape.num_layers * t_ar
     moe_ranks = np.where(shape.is_moe, np.maximum(s.ep, s.adp), 1.0)
     per_rank = tokens / s.gpus * shape.experts_per_token * shape.hidden_size * ACTIVATION_BYTES
-    t_ep = 2.0 * shape.num_moe_layers * all_to_all_time_s(per_rank, moe_ranks, s.link_bytes_per_s, s.link_latency_s)
+    if not shape.is_moe:  # no all-to-all (and a dense replica's data-parallel groups need no link between them)
+        return t_tp
+    t_ep = 2.0 * shape.num_moe_layers * all_to_all_time_s(per_rank, moe_ranks, s.ep_link_bytes_per_s,
+                                                          s.ep_link_latency_s)
     return t_tp + t_ep
 
 
