@@ -20,6 +20,7 @@ Op classes and their units:
 - ``expert_m_half`` (tokens: the rows per expert at which a grouped MoE GEMM reaches half its efficiency)
 - ``moe_layer_overhead`` (seconds per MoE layer of one prefill pass: routing, permutation, EP sync; with
   phase ``decode``, per MoE layer of one decode step: router, top-k, permute, un-permute)
+- ``moe_token_overhead`` (seconds per prompt token per MoE layer of a prefill: routing, permute, un-permute)
 - ``token_budget`` (tokens one scheduler step may carry: the chunked-prefill budget of a stack)
 - ``gemm_m_half`` (tokens: the GEMM rows at which a kernel reaches half its large-M efficiency)
 
@@ -57,6 +58,7 @@ OP_CLASS_UNITS = {
     "gemm": "fraction", "attention": "fraction", "memory": "fraction", "memory_reserve": "fraction",
     "burst": "fraction", "expert_m_half": "tokens", "token_budget": "tokens", "moe_layer_overhead": "s",
     "gemm_m_half": "tokens", "step_overhead": "s", "seq_overhead": "s", "layer_overhead": "s",
+    "moe_token_overhead": "s",
     "request_overhead": "s", "link_latency": "s",
 }
 KEYS = ("generation", "stack", "precision", "phase", "op_class")

@@ -74,6 +74,7 @@ class Setup:
     expert_m_half: np.ndarray  # rows per expert at which a grouped (MoE expert) GEMM reaches half its efficiency
     token_budget: np.ndarray  # tokens one scheduler step may carry (chunked-prefill budget of the stack)
     moe_layer_overhead_s: np.ndarray  # per MoE layer of one prefill pass: routing, permutation, dispatch sync
+    moe_token_overhead_s: np.ndarray  # per prompt token per MoE layer: routing, permutation, un-permutation
     seq_overhead_s: np.ndarray  # per running sequence per decode step: scheduling, sampling, detokenisation
     one_hop: np.ndarray  # 1 where the TP group's fabric reaches every peer in one hop (switch, full mesh)
     state_bytes_per_element: np.ndarray  # width of the linear-attention recurrent state the stack keeps
@@ -292,7 +293,7 @@ def prefill_compute_s(
     groups = 1.0 if one_group else s.adp
     attn = tokens * shape.attn_flops(prompt_tokens / 2.0) / (s.tp * s.pp * groups)
     t_gemm = gemm_compute_s(shape, s, tokens, s.eff_prefill_gemm, one_group, step_tokens)
-    t = t_gemm + attn / (s.attn_flops_per_s * s.eff_attention)
+    t = t_gemm + attn / (s.attn_flops_per_s * s.eff_attention) + moe_token_s(shape, s, tokens)
     return t + _collectives_s(shape, s, tokens, tokens if one_group else None)
 
 
@@ -304,6 +305,16 @@ def prefill_alone_s(shape: LLMShape, s: Setup, prompt_tokens: np.ndarray, cached
     t_c = prefill_compute_s(shape, s, new, new + 2.0 * cached_tokens, one_group=True)
     t_w = _gemm_weight_bytes_per_gpu(shape, s, new) / (s.memory_bytes_per_s * s.eff_memory)
     return np.maximum(t_c, t_w) + s.prefill_overhead_s + moe_prefill_overhead_s(shape, s)
+
+
+def moe_token_s(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:
+    """Per-token work of the MoE layers outside the expert GEMMs: routing (top-k), gathering each token's
+    hidden state into expert order and scattering the k results back (permute / un-permute), charged per
+    prompt token and MoE layer (``moe_token_overhead``, per stack), spread over the replica's expert ranks."""
+    if not shape.is_moe:
+        return np.zeros_like(np.asarray(tokens, dtype=float))
+    ranks = np.maximum(s.ep, s.adp) * s.pp
+    return np.asarray(tokens, dtype=float) * shape.num_moe_layers * s.moe_token_overhead_s / ranks
 
 
 def moe_prefill_overhead_s(shape: LLMShape, s: Setup) -> np.ndarray:
