@@ -97,6 +97,33 @@ def test_hybrid_train_in_cloud_serve_dedicated_prices_transfer():
     assert h.to_json(0, 0)["breakdown"]["egress_usd"] == pytest.approx(140 * 0.09 * 12)
 
 
+def test_another_region_of_the_same_provider_pays_the_inter_region_rate_not_internet_egress():
+    train_offers = OfferArrays.build(["cloud_on_demand"], usd_per_hour=55.0, egress_usd_per_gb=0.09,
+                                     interregion_usd_per_gb=0.02, provider="AWS", region="us-east-1")
+    serve_offers = OfferArrays.build(["cloud_on_demand"] * 3, usd_per_hour=55.0, provider=["AWS", "AWS", "GCP"],
+                                     region=["eu-west-1", "us-east-1", "us-central1"])
+    train = price_options(training_demand(np.array([100 * 3600.0]), 12, 12, headroom_fraction=0.2), train_offers,
+                          horizon_months=12, engineer_usd_per_hour=0.0)
+    serve_d = inference_demand(month_profile(5.0), np.array([10.0] * 3), growth_factors(0, 12), headroom_fraction=0.2)
+    serve = price_options(serve_d, serve_offers, horizon_months=12, engineer_usd_per_hour=0.0)
+    moved = artifact_transfer_bytes(140e9, 12, 12)
+    h = hybrid_pairs(train, train_offers, serve, serve_offers, transfer_bytes_per_month=moved)
+    assert h.transfer_usd[0, 0] == pytest.approx(140 * 0.02 * 12)  # AWS to AWS, another region
+    assert h.transfer_usd[0, 1] == 0.0  # the same region
+    assert h.transfer_usd[0, 2] == pytest.approx(140 * 0.09 * 12)  # to another provider: internet egress
+
+
+def test_the_catalog_carries_sourced_inter_region_rates():
+    from infrafit.catalog import load_catalog
+    from infrafit.cost.adapters import interregion_prices
+
+    cat = load_catalog()
+    got = interregion_prices(cat.cost_factors, np.array(["AWS", "Azure", "GCP"], dtype=object))
+    assert got[0] == pytest.approx(0.02) and got[1] == pytest.approx(0.02) and np.isnan(got[2])
+    table = cat.cost_factors["interregion"]
+    assert table["source"].str.len().min() > 20 and set(table["confidence"]) <= {"low", "medium", "high"}
+
+
 def test_many_candidates_price_in_one_vectorized_call():
     rng = np.random.default_rng(0)
     n = 6_000

@@ -222,6 +222,11 @@ COST_TABLES = (
         num("usd_per_gb", "internet egress price in the tier, USD per GB (1e9 bytes)"),
         num("free_bytes_per_month", "free monthly allowance, bytes"),
     ), "Internet egress price tiers per provider."),
+    _cost("cost_interregion", (
+        text("provider", "provider (as in offers.csv)"),
+        num("usd_per_gb", "price of data sent from one of the provider's regions to another, USD per GB (1e9 bytes)"),
+    ), "Inter-region data transfer per provider (same provider, different region): what a hybrid option's "
+       "artifact transfer pays instead of internet egress."),
     _cost("cost_storage", (
         text("provider", "provider, or any"),
         text("storage_class", "object | block | local_nvme", choices=("object", "block", "local_nvme")),

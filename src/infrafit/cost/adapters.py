@@ -301,9 +301,20 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
         ops_hours_per_replica_month=per_h * np.where(_spans_fabric(catalog, rows), 1.0, inst),  # per instance run
         migration_engineer_weeks=migration_engineer_weeks, egress_usd_per_gb=usd_per_gb,
         egress_tier_upto_gb=upto_gb, storage_usd_per_gb_month=storage, **billing, **carbon,
+        interregion_usd_per_gb=interregion_prices(catalog.cost_factors, rows["provider"].to_numpy(dtype=object)),
         provider=rows["provider"].to_numpy(dtype=object), region=rows["region"].to_numpy(dtype=object),
         notes=np.array(["; ".join(dict.fromkeys(n)) for n in notes], dtype=object),
     )
+
+
+def interregion_prices(factors: dict, providers: np.ndarray) -> np.ndarray:
+    """(N,) USD/GB each row's provider charges to send data to another of its regions
+    (``cost_interregion.csv``); NaN where the table has no row (internet egress applies then)."""
+    table = factors.get("interregion")
+    if table is None or table.empty:
+        return np.full(len(providers), np.nan)
+    by = {norm_name(str(p)): float(v) for p, v in zip(table["provider"], table["usd_per_gb"], strict=True)}
+    return np.array([by.get(norm_name(str(p)), np.nan) for p in providers], dtype=float)
 
 
 def workload_profile(workload) -> LoadProfile:

@@ -59,13 +59,21 @@ class HybridResult:
         }
 
 
-def transfer_usd(transfer_bytes_per_month: np.ndarray, source: OfferArrays, same_site: np.ndarray) -> np.ndarray:
-    """(N1, N2): monthly bytes leaving each first-part candidate, on its egress tiers, summed over
-    the horizon; zero where ``same_site[i, j]``."""
+def transfer_usd(transfer_bytes_per_month: np.ndarray, source: OfferArrays, same_site: np.ndarray,
+                 same_provider: np.ndarray | None = None) -> np.ndarray:
+    """(N1, N2): monthly bytes leaving each first-part candidate, summed over the horizon: zero where
+    ``same_site[i, j]``; at the provider's inter-region rate where the second part is another region of
+    the same provider and the catalog has that rate (``cost_interregion.csv``); else on its internet
+    egress tiers."""
     gb = np.asarray(transfer_bytes_per_month, dtype=float)[:, None] / GB
     per_source = tiered_cost(np.broadcast_to(gb, (gb.shape[0], len(source))), source.egress_tier_upto_gb,
                              source.egress_usd_per_gb).sum(axis=0)
-    return np.where(same_site, 0.0, per_source[:, None])
+    out = np.broadcast_to(per_source[:, None], same_site.shape)
+    if same_provider is not None:
+        rate = np.asarray(source.interregion_usd_per_gb, dtype=float)
+        inter = float(gb.sum()) * rate
+        out = np.where(same_provider & np.isfinite(rate)[:, None], np.nan_to_num(inter)[:, None], out)
+    return np.where(same_site, 0.0, out)
 
 
 def same_site(first: OfferArrays, second: OfferArrays) -> np.ndarray:
@@ -78,6 +86,13 @@ def same_site(first: OfferArrays, second: OfferArrays) -> np.ndarray:
     return same
 
 
+def same_provider(first: OfferArrays, second: OfferArrays) -> np.ndarray:
+    """(N1, N2): True where both parts are sold by the same provider (any region)."""
+    if first.provider is None or second.provider is None:
+        return np.zeros((len(first), len(second)), bool)
+    return first.provider[:, None] == second.provider[None, :]
+
+
 def hybrid_pairs(first: CostResult, first_offers: OfferArrays, second: CostResult, second_offers: OfferArrays,
                  *, transfer_bytes_per_month: np.ndarray) -> HybridResult:
     """Price every (first, second) pair; both parts must share the horizon."""
@@ -85,7 +100,8 @@ def hybrid_pairs(first: CostResult, first_offers: OfferArrays, second: CostResul
         raise InputError("the two parts of a hybrid option are priced over different horizons",
                          fix="price both parts with the workload's horizon_months")
     transfer = np.broadcast_to(np.asarray(transfer_bytes_per_month, dtype=float), (first.horizon_months,))
-    cost = transfer_usd(transfer, first_offers, same_site(first_offers, second_offers))
+    cost = transfer_usd(transfer, first_offers, same_site(first_offers, second_offers),
+                        same_provider(first_offers, second_offers))
     return HybridResult(first, second, cost)
 
 

@@ -43,6 +43,7 @@ _DEFAULTS: dict[str, float] = {
     "change_engineer_weeks": 0.0,  # porting repaid at every model change (cost.workflow): not first-class
     "carbon_pue": 1.0,  # the facility PUE energy is counted at (cost.carbon)
     "grid_co2e_g_per_kwh": np.nan,  # the grid's carbon intensity; NaN = no source
+    "interregion_usd_per_gb": np.nan,  # to another region of the same provider; NaN = internet egress applies
 }
 
 
@@ -77,6 +78,7 @@ class OfferArrays:
     change_engineer_weeks: np.ndarray
     carbon_pue: np.ndarray
     grid_co2e_g_per_kwh: np.ndarray
+    interregion_usd_per_gb: np.ndarray
     egress_tier_upto_gb: np.ndarray  # (N, T) cumulative upper bounds, last inf
     egress_usd_per_gb: np.ndarray  # (N, T)
     storage_usd_per_gb_month: Mapping[str, np.ndarray] = field(default_factory=dict)

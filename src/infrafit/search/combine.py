@@ -2,9 +2,9 @@
 
 Both parts are priced on their own (``search.parts``); pairs add the two TCOs and the artifact
 transfer (``cost.hybrid.transfer_usd``: the trained model leaves the training site once per run, on
-its egress tiers; free on the same site). A pair on two sites is a ``hybrid`` option and needs
-``hybrid`` in ``deployment.allowed``; otherwise both parts must share provider and region. The
-budget applies to the pair.
+its egress tiers, or at the provider's inter-region rate to another of its regions; free on the same
+site). A pair on two sites is a ``hybrid`` option and needs ``hybrid`` in ``deployment.allowed``;
+otherwise both parts must share provider and region. The budget applies to the pair.
 
 Pairs rank by the planner's objective (``search.pareto.order_by``) on (pair TCO, pair metric), where
 the pair metric is the part the objective is about: ``time`` the training part's time to train,
@@ -65,7 +65,7 @@ def _metric_text(objective: str, value: float) -> str:
 
 
 def combined(parts, objective: str, top: int, ctx: dict, failures: dict) -> tuple[list[dict], dict]:
-    from infrafit.cost.hybrid import artifact_transfer_bytes, same_site, transfer_usd
+    from infrafit.cost.hybrid import artifact_transfer_bytes, same_provider, same_site, transfer_usd
 
     train, serve = parts["train"], parts["serve"]
     if train.cost is None or serve.cost is None:
@@ -80,7 +80,7 @@ def combined(parts, objective: str, top: int, ctx: dict, failures: dict) -> tupl
     artifact = arch.weight_bytes("bf16")
     moved = artifact_transfer_bytes(artifact, float(w.usage.runs_per_year or 1.0), months)
     site = same_site(ta, sa)
-    transfer = transfer_usd(moved, ta, site)
+    transfer = transfer_usd(moved, ta, site, same_provider(ta, sa))
     tco = train.cost.tco_usd[ti][:, None] + serve.cost.tco_usd[si][None, :] + transfer
     if "hybrid" not in w.deployment.allowed:
         tco = np.where(site, tco, np.inf)
