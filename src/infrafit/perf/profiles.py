@@ -20,7 +20,8 @@ Op classes and their units:
 - ``expert_m_half`` (tokens: the rows per expert at which a grouped MoE GEMM reaches half its efficiency)
 - ``moe_layer_overhead`` (seconds per MoE layer of one prefill pass: routing, permutation, EP sync; with
   phase ``decode``, per MoE layer of one decode step: router, top-k, permute, un-permute)
-- ``moe_token_overhead`` (seconds per prompt token per MoE layer of a prefill: routing, permute, un-permute)
+- ``moe_token_overhead`` (seconds per routed hidden element, token x k x hidden, per MoE layer of a prefill:
+  routing, permute, un-permute)
 - ``token_budget`` (tokens one scheduler step may carry: the chunked-prefill budget of a stack)
 - ``gemm_m_half`` (tokens: the GEMM rows at which a kernel reaches half its large-M efficiency)
 

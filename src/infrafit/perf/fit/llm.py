@@ -54,7 +54,7 @@ BOUNDS = {"gemm": (0.05, 0.9), "memory": (0.3, 0.95), "attention": (0.05, 0.9), 
           "request_overhead": (1e-3, 0.5), "burst": (0.0, 1.0), "memory_reserve": (0.02, 0.5),
           "gemm_m_half": (8.0, 512.0), "expert_m_half": (8.0, 512.0),
           "moe_layer_overhead": (1e-6, 0.01), "layer_overhead": (1e-7, 2e-4),
-          "moe_token_overhead": (1e-10, 1e-6)}
+          "moe_token_overhead": (1e-16, 1e-10)}
 FITTED = {"gemm", "memory", "step_overhead", "request_overhead", "burst", "gemm_m_half", "expert_m_half",
           "moe_layer_overhead", "seq_overhead", "layer_overhead", "moe_token_overhead"}
 SOURCE = "fitted by scripts/fit_profiles_llm.py on benchmarks/data/calibration.csv + latency_calibration.csv"
@@ -117,7 +117,7 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
             if moe_s >= MIN_ROWS:
                 rows.append(ProfileRow("*", s, "*", "prefill", "moe_layer_overhead", 3e-4, moe_s, SOURCE, today))
                 rows.append(ProfileRow("*", s, "*", "decode", "moe_layer_overhead", 3e-5, moe_s, SOURCE, today))
-                rows.append(ProfileRow("*", s, "*", "prefill", "moe_token_overhead", 4e-8, moe_s, SOURCE, today))
+                rows.append(ProfileRow("*", s, "*", "prefill", "moe_token_overhead", 1e-12, moe_s, SOURCE, today))
     for g, n in gen.items():
         if n < MIN_ROWS:
             continue
@@ -149,11 +149,11 @@ def fit(ex, measured: np.ndarray, profiles: Profiles, free: np.ndarray, iters: i
     values = np.array([r.value for r in profiles.rows])
     lo = np.array([BOUNDS.get(r.op_class, (1e-9, 1e9))[0] for r in profiles.rows])
     hi = np.array([BOUNDS.get(r.op_class, (1e-9, 1e9))[1] for r in profiles.rows])
-    x = np.log(np.clip(values[free], np.maximum(lo[free], 1e-12), hi[free]))
+    x = np.log(np.clip(values[free], np.maximum(lo[free], 1e-18), hi[free]))
 
     def resid(xv: np.ndarray) -> np.ndarray:
         v = values.copy()
-        v[free] = np.clip(np.exp(xv), np.maximum(lo[free], 1e-12), hi[free])
+        v[free] = np.clip(np.exp(xv), np.maximum(lo[free], 1e-18), hi[free])
         p = evaluate(ex, v)
         r = np.log(np.where(np.isfinite(p) & (p > 0), p, 1e-9) / measured)
         return np.clip(r, -3, 3) * set_w
@@ -176,7 +176,7 @@ def fit(ex, measured: np.ndarray, profiles: Profiles, free: np.ndarray, iters: i
         else:
             lam *= 4.0
     v = values.copy()
-    v[free] = np.clip(np.exp(x), np.maximum(lo[free], 1e-12), hi[free])
+    v[free] = np.clip(np.exp(x), np.maximum(lo[free], 1e-18), hi[free])
     return v
 
 

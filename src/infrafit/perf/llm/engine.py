@@ -74,7 +74,7 @@ class Setup:
     expert_m_half: np.ndarray  # rows per expert at which a grouped (MoE expert) GEMM reaches half its efficiency
     token_budget: np.ndarray  # tokens one scheduler step may carry (chunked-prefill budget of the stack)
     moe_layer_overhead_s: np.ndarray  # per MoE layer of one prefill pass: routing, permutation, dispatch sync
-    moe_token_overhead_s: np.ndarray  # per prompt token per MoE layer: routing, permutation, un-permutation
+    moe_token_overhead_s: np.ndarray  # per routed hidden element (token x k x hidden) per MoE layer of a prefill
     seq_overhead_s: np.ndarray  # per running sequence per decode step: scheduling, sampling, detokenisation
     one_hop: np.ndarray  # 1 where the TP group's fabric reaches every peer in one hop (switch, full mesh)
     state_bytes_per_element: np.ndarray  # width of the linear-attention recurrent state the stack keeps
@@ -309,23 +309,28 @@ def prefill_alone_s(shape: LLMShape, s: Setup, prompt_tokens: np.ndarray, cached
 
 def moe_token_s(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:
     """Per-token work of the MoE layers outside the expert GEMMs: routing (top-k), gathering each token's
-    hidden state into expert order and scattering the k results back (permute / un-permute), charged per
-    prompt token and MoE layer (``moe_token_overhead``, per stack), spread over the replica's expert ranks."""
+    hidden state into expert order and scattering the k results back (permute / un-permute). It moves
+    ``k x hidden`` elements per token and MoE layer, so it is charged per routed element
+    (``moe_token_overhead``, seconds per element, per stack) and spread over the replica's expert ranks:
+    DeepSeek-V3 (top-8 of 7,168) routes 7x the elements of Mixtral (top-2 of 4,096) per token."""
     if not shape.is_moe:
         return np.zeros_like(np.asarray(tokens, dtype=float))
     ranks = np.maximum(s.ep, s.adp) * s.pp
-    return np.asarray(tokens, dtype=float) * shape.num_moe_layers * s.moe_token_overhead_s / ranks
+    elements = shape.experts_per_token * shape.hidden_size  # hidden-state elements routed per token and layer
+    return np.asarray(tokens, dtype=float) * shape.num_moe_layers * elements * s.moe_token_overhead_s / ranks
 
 
 def moe_prefill_overhead_s(shape: LLMShape, s: Setup) -> np.ndarray:
     """Fixed cost of one prefill pass through the MoE layers, outside the GEMM rooflines.
 
-    Each MoE layer of a prefill runs routing (top-k, softmax), token permutation and un-permutation
-    and, under expert parallelism, a synchronised dispatch and combine whose fixed latency
-    (hundreds of microseconds per layer for DeepEP's normal-mode kernels, DeepEP README) does not
-    shrink with the prompt; prefill passes are not CUDA-graph captured. A stack trait, zero for dense.
+    Under expert parallelism (or attention-DP ranks feeding shared experts) each MoE layer of a prefill
+    runs a synchronised dispatch and combine whose fixed latency (hundreds of microseconds per layer for
+    DeepEP's normal-mode kernels, DeepEP README) does not shrink with the prompt; prefill passes are not
+    CUDA-graph captured. With TP-sharded experts there is no all-to-all and no such cost: routing and
+    permutation are per token (``moe_token_s``). A stack trait, zero for dense models.
     """
-    return shape.num_moe_layers * s.moe_layer_overhead_s * (1.0 if shape.is_moe else 0.0)
+    all_to_all = np.maximum(s.ep, s.adp) > 1
+    return shape.num_moe_layers * s.moe_layer_overhead_s * np.where(shape.is_moe & all_to_all, 1.0, 0.0)
 
 
 def _burst_wait_s(
