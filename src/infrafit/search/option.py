@@ -12,6 +12,7 @@ from infrafit.search import network
 from infrafit.search import operating as op
 from infrafit.search.familiar import adoption_risk, adoption_weeks, resolve_familiar
 from infrafit.search.offers import OWNED_PROVIDER
+from infrafit.search.parts import FABRIC_NAMES, declared_fabric
 from infrafit.units import BITS_PER_BYTE, GBIT, M_PER_KM, SECONDS_PER_HOUR, fmt_duration, fmt_usd
 
 
@@ -333,13 +334,8 @@ def efficiency(part, workload, cost: dict) -> dict:
 
 def _fabric_of(catalog, host_id: str) -> str:
     """``"EFA fabric (3,200 Gbit/s)"`` for a host that declares one (``hosts.scaleout_fabric``), else ''."""
-    hosts = catalog.hosts
-    if "scaleout_fabric" not in hosts:
+    fabric = declared_fabric(catalog.hosts, host_id)
+    if not fabric:
         return ""
-    row = hosts.loc[hosts["id"] == host_id]
-    fabric = row["scaleout_fabric"].iloc[0] if not row.empty else None
-    if not isinstance(fabric, str) or not fabric:
-        return ""
-    name = {"efa": "EFA", "infiniband": "InfiniBand", "rdma": "RDMA (RoCE)"}[fabric]
-    bits = float(row["network_bits_per_s"].iloc[0])
-    return f"{name} fabric ({bits / GBIT:,.0f} Gbit/s)"
+    bits = float(catalog.hosts.loc[catalog.hosts["id"] == host_id, "network_bits_per_s"].iloc[0])
+    return f"{FABRIC_NAMES[fabric]} fabric ({bits / GBIT:,.0f} Gbit/s)"

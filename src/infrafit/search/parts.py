@@ -155,23 +155,38 @@ def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None,
     return rows, np.asarray(take_cfg, dtype=int)
 
 
+#: Display names of ``hosts.scaleout_fabric`` values.
+FABRIC_NAMES = {"efa": "EFA", "infiniband": "InfiniBand", "rdma": "RDMA (RoCE)"}
+
+
+def declared_fabric(hosts: pd.DataFrame, host_id: str) -> str:
+    """The RDMA fabric a host row declares between its instances (``hosts.scaleout_fabric``), '' if none."""
+    if "scaleout_fabric" not in hosts:
+        return ""
+    row = hosts.loc[hosts["id"] == host_id, "scaleout_fabric"]
+    name = row.iloc[0] if not row.empty else None
+    return name if isinstance(name, str) else ""
+
+
 def _host_fabric(offers: pd.DataFrame, catalog) -> np.ndarray:
-    """Per offer row: does its host declare an RDMA fabric between instances (``hosts.scaleout_fabric``:
-    EFA, InfiniBand, RoCE) that carries at least the per-chip scale-out rate the estimate priced the
+    """Per offer row: does its host declare an RDMA fabric between instances (``declared_fabric``: EFA,
+    InfiniBand, RoCE) that carries at least the per-chip scale-out rate the estimate priced the
     cross-instance all-to-alls at (``accelerators.scaleout_bytes_per_s``; ``network_bits_per_s`` / 8 /
     chips per instance)? p5.48xlarge: 3,200 Gbit/s EFA = 50 GB/s per H100, as priced; p4d's 400 Gbit/s
     is 6.25 GB/s per A100 against 25 priced, so a replica does not span p4d instances."""
-    if catalog is None or "scaleout_fabric" not in catalog.hosts:
+    if catalog is None:
         return np.zeros(len(offers), bool)
-    hosts = catalog.hosts.set_index("id")
+    hosts = catalog.hosts
+    by_id = hosts.set_index("id")
     out = []
     for h, a in zip(offers["host_id"], offers["accelerator_id"], strict=True):
-        name = hosts.at[h, "scaleout_fabric"] if h in hosts.index else None
-        if not isinstance(name, str) or not name:
+        if not declared_fabric(hosts, h):
             out.append(False)
             continue
-        per_chip = float(hosts.at[h, "network_bits_per_s"]) / 8.0 / float(hosts.at[h, "accelerator_count"])
+        bytes_per_s = float(by_id.at[h, "network_bits_per_s"]) / units.BITS_PER_BYTE
+        per_chip = bytes_per_s / float(by_id.at[h, "accelerator_count"])
         priced = catalog.accelerators[a].scaleout_bytes_per_s
+        # equal rates pass (3,200 Gbit/s over 8 GPUs is exactly the 50 GB/s priced): float rounding only
         out.append(bool(np.isfinite(per_chip) and np.isfinite(priced) and per_chip >= priced * (1 - 1e-9)))
     return np.asarray(out, dtype=bool)
 

@@ -131,7 +131,7 @@ def _calibrated(accelerator_id: str, precision: str) -> dict[str, float]:
 
 
 #: Recurrent-state width when the stack's row leaves it empty: the model's 16-bit dtype.
-DEFAULT_STATE_BYTES_PER_ELEMENT = 2.0
+DEFAULT_STATE_BYTES_PER_ELEMENT = bytes_per_element("bf16")
 
 
 def state_widths() -> dict[str, float]:
