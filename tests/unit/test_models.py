@@ -170,8 +170,12 @@ def test_prefill_flops_equals_sum_of_per_token_flops():
 
 def test_weight_bytes_scale_with_precision():
     m = get_model("llama3.1-70b")
-    assert m.weight_bytes("fp8") == pytest.approx(m.params_total())
-    assert m.weight_bytes("fp4") == pytest.approx(m.params_total() / 2)
+    assert m.weight_bytes("bf16") == pytest.approx(2 * m.params_total())
+    # quantized: embedding and LM head stay bf16 (2 x 128,256 x 8,192 = 2.1e9 params), the rest 8 bits
+    kept = m.embedding_params() + m.lm_head_params()
+    assert m.weight_bytes("fp8") == pytest.approx(m.params_total() + kept)
+    # NVFP4: 4 bits + one 8-bit scale per 16 weights = 4.5 bits
+    assert m.weight_bytes("fp4") == pytest.approx((m.params_total() - kept) * 4.5 / 8 + 2 * kept)
     with pytest.raises(InputError):
         m.weight_bytes("fp7")
 

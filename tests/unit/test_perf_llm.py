@@ -50,8 +50,10 @@ def test_decode_step_terms_sum_and_weight_bytes():
     parts = llm.decode_step(L70, s, np.array([1.0]), np.array([1000.0]))
     total = parts["gemm_s"] + parts["attention_s"] + parts["collectives_s"] + parts["overhead_s"]
     assert parts["time_s"] == pytest.approx(total)
-    # at batch 1 decode is weight-bandwidth bound: bytes = matmul weights at fp8
-    expected = L70.dense_matmul_params * 1.0 / (H100.memory_bytes_per_s * s.eff_memory[0])
+    # at batch 1 decode is weight-bandwidth bound: bytes = matmul weights at fp8, the LM head at bf16
+    assert L70.kept_matmul_params == pytest.approx(128_256 * 8_192)
+    weight_bytes = (L70.dense_matmul_params - L70.kept_matmul_params) * 1.0 + L70.kept_matmul_params * 2.0
+    expected = weight_bytes / (H100.memory_bytes_per_s * s.eff_memory[0])
     assert parts["gemm_memory_s"][0] == pytest.approx(expected)
     assert parts["gemm_memory_s"][0] > parts["gemm_compute_s"][0]
 

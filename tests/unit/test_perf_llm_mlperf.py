@@ -124,9 +124,11 @@ def test_server_never_beats_offline_over_a_grid_of_configurations(ctx):
 def test_deepseek_r1_input_estimate_sensitivity_is_small(ctx):
     case = rows_llm.prepare(_row("s"), ctx)
     base = predict_cases([case])[0]
+    # TP layouts replicate the MLA cache, so this Offline row is KV-bound: 1000 tokens instead of 500 is
+    # -16% (perf.validate.mlperf_llm docstring); the estimate must not move it more than that
     for isl in (250.0, 1000.0):
         alt = predict_cases([dataclasses.replace(case, input_tokens=isl)])[0]
-        assert abs(alt / base - 1.0) < 0.10, isl
+        assert abs(alt / base - 1.0) < 0.20, isl
 
 
 def test_reported_mean_output_overrides_preset(ctx):

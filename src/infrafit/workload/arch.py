@@ -24,6 +24,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from infrafit.units import bytes_per_element
+from infrafit.workload.quant import weight_bytes_by_class
 
 Kind = Literal["decoder", "encoder", "cnn", "vit", "diffusion", "speech", "tabular"]
 KINDS: tuple[str, ...] = ("decoder", "encoder", "cnn", "vit", "diffusion", "speech", "tabular")
@@ -77,6 +78,10 @@ class ModelArch(BaseModel):
     source: str
     retrieved_on: str | None = None
     default_precision: str | None = None
+    #: tensor classes the quantized checkpoint keeps at 16 bits (``workload.quant``; None: the default
+    #: embedding, LM head and router) and its bits per quantized weight, block scales included
+    quant_kept: tuple[str, ...] | None = None
+    quant_bits_per_weight: float | None = None
     family: str | None = None
     hf_id: str | None = None
     aliases: tuple[str, ...] = ()
@@ -333,7 +338,9 @@ class ModelArch(BaseModel):
         return float(p)
 
     def weight_bytes(self, precision: str) -> float:
-        return self.params_total() * bytes_per_element(precision)
+        """Bytes of all weights at ``precision``: quantized tensors with their block scales, the tensors
+        a quantized checkpoint keeps at 16 bits at 16 bits (``workload.quant``)."""
+        return weight_bytes_by_class(self, precision)
 
     def params_breakdown(self) -> dict[str, float]:
         return {

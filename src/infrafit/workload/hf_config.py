@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from infrafit import safe_io
 from infrafit.errors import InputError
 from infrafit.workload.arch import ModelArch
+from infrafit.workload.quant import scheme_from_config
 
 #: model types whose word embeddings are tied to the LM head unless the config says otherwise
 #: (the defaults of the corresponding transformers config classes).
@@ -155,10 +156,11 @@ def from_hf_config(
     text_config = cfg.get("text_config")
     c: dict = text_config if isinstance(text_config, dict) else cfg
     mt = _detect_type(c) or top_type
-    precision = precision_from_quant(quant_config) or precision_from_quant(
-        c.get("quantization_config") or cfg.get("quantization_config")
-    )
-    return _build(mt, c, cfg, model_id=model_id or where, where=where, precision=precision, source=source)
+    own = c.get("quantization_config") or cfg.get("quantization_config")
+    precision = precision_from_quant(quant_config) or precision_from_quant(own)
+    arch = _build(mt, c, cfg, model_id=model_id or where, where=where, precision=precision, source=source)
+    scheme = scheme_from_config(quant_config if precision_from_quant(quant_config) else own)
+    return arch.model_copy(update=scheme) if scheme and precision else arch
 
 
 def _g(c: Mapping[str, Any], *keys: str, default: Any = None) -> Any:

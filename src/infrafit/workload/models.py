@@ -45,6 +45,20 @@ def _tokens(name: str) -> list[str]:
     return [t for t in re.split(r"[-_ ]+", n) if t]
 
 
+def _checkpoint_scheme(config_file: str) -> dict[str, Any]:
+    """What the shipped ``config_file``'s ``quantization_config`` says stays 16-bit, and its bits."""
+    import json
+
+    from infrafit.workload.quant import scheme_from_config
+
+    path = HF_CONFIG_DIR / config_file
+    if not path.is_file():
+        return {}
+    cfg = json.loads(path.read_text(encoding="utf-8"))
+    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    return scheme_from_config(text.get("quantization_config") or cfg.get("quantization_config"))
+
+
 @lru_cache(maxsize=1)
 def _library() -> tuple[dict[str, ModelArch], dict[str, str]]:
     """(models by id, index from normalised keys -> id)."""
@@ -54,7 +68,9 @@ def _library() -> tuple[dict[str, ModelArch], dict[str, str]]:
     index: dict[str, str] = {}
     for e in entries:
         e = dict(e)
-        e.pop("config_file", None)  # provenance only
+        config_file = e.pop("config_file", None)  # provenance, and the checkpoint's quantization scheme
+        if config_file and "quant_kept" not in e:
+            e.update(_checkpoint_scheme(str(config_file)))
         m = ModelArch(**e)
         if m.id in models:
             raise ValueError(f"duplicate model id {m.id!r} in models.yaml")
@@ -117,7 +133,12 @@ def get_model(name: str) -> ModelArch:
     if mid is None:
         raise _unknown(name)
     m = _library()[0][mid]
-    return m.model_copy(update={"default_precision": precision}) if precision else m
+    if not precision or precision == m.default_precision:
+        return m
+    # a checkpoint quantized to another precision has its own scheme: the shipped ModelOpt config of
+    # that name where there is one, else the default (embedding, LM head and router kept)
+    return m.model_copy(update={"default_precision": precision, "quant_kept": None, "quant_bits_per_weight": None,
+                                **_sibling_scheme(name)})
 
 
 def _config_candidates(name: str, folder: Path) -> list[Path]:
@@ -146,6 +167,17 @@ def _packaged() -> dict[str, Path]:
     return out
 
 
+def _sibling_scheme(name: str) -> dict[str, Any]:
+    """The quantization scheme of the shipped ``<name>.hf_quant_config.json``, {} when none."""
+    import json
+
+    from infrafit.workload.quant import scheme_from_config
+
+    path = _packaged().get(str(name).strip().lower())
+    quant = path.with_name(path.stem + QUANT_SUFFIX) if path is not None else None
+    return scheme_from_config(json.loads(quant.read_text())) if quant is not None and quant.is_file() else {}
+
+
 def packaged_model(name: str) -> ModelArch | None:
     """The shipped config of ``name`` (Hugging Face id or bare name, any case), None when none; a ModelOpt
     quantisation config next to it (``<file>.hf_quant_config.json``) sets the checkpoint precision."""
@@ -159,7 +191,10 @@ def packaged_model(name: str) -> ModelArch | None:
     if quant.is_file():
         algo = (json.loads(quant.read_text()).get("quantization") or {}).get("quant_algo")
         if algo in QUANT_ALGO_PRECISION:
-            arch = arch.model_copy(update={"default_precision": QUANT_ALGO_PRECISION[algo]})
+            from infrafit.workload.quant import scheme_from_config
+
+            arch = arch.model_copy(update={"default_precision": QUANT_ALGO_PRECISION[algo],
+                                           **scheme_from_config(json.loads(quant.read_text()))})
     return arch
 
 

@@ -29,7 +29,7 @@ from infrafit.perf.llm.engine import (
     serve,
     weight_bytes_per_gpu,
 )
-from infrafit.perf.llm.setup import ConfigRow, build_setup
+from infrafit.perf.llm.setup import ConfigRow, build_setup, with_checkpoint
 from infrafit.perf.llm.shape import LLMShape, shape_from_arch
 from infrafit.perf.types import Evaluated, OperatingPoint
 
@@ -178,6 +178,7 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
     SLO-limited load and at ``targets`` (fractions of that rate), or at the caller's ``point``."""
     shape = shape_from_arch(arch)
     rows, cfg = llm_layouts(pairs, precisions, stacks_for, tps, pp, ep)
+    rows = [with_checkpoint(r, shape) for r in rows]
     if not rows:
         return Evaluated.empty()
     setup, plans, _ = build_setup(rows, profiles)

@@ -60,7 +60,9 @@ class Setup:
     pp: np.ndarray
     adp: np.ndarray  # attention data-parallel groups inside one instance
     ep: np.ndarray
-    weight_bytes_per_element: np.ndarray
+    weight_bytes_per_element: np.ndarray  # quantized weights, block scales included (workload.quant)
+    kept_bytes_per_element: np.ndarray  # weights a quantized checkpoint keeps at 16 bits (= the above if none)
+    own_scheme: np.ndarray  # 1 when the row runs the checkpoint's own precision (its kept tensors), else 0
     kv_bytes_per_element: np.ndarray
     eff_prefill_gemm: np.ndarray
     eff_decode_gemm: np.ndarray
@@ -94,10 +96,27 @@ class Setup:
         return replace(self, **{f.name: a for f, a in zip(fields(self), arrays, strict=True)})
 
 
+def _expert_width(shape: LLMShape, s: Setup) -> np.ndarray:
+    kept = (s.own_scheme > 0) & (not shape.experts_quantized)
+    return np.where(kept, s.kept_bytes_per_element, s.weight_bytes_per_element)
+
+
+def _kept(shape: LLMShape, s: Setup) -> tuple[np.ndarray, np.ndarray]:
+    """(matmul parameters read per token, non-expert parameters held) kept at 16 bits by this row: the
+    checkpoint's own scheme at its precision, the default (embedding, LM head, router) otherwise."""
+    own = s.own_scheme > 0
+    return (np.where(own, shape.kept_matmul_params, shape.default_kept_matmul_params),
+            np.where(own, shape.kept_params, shape.default_kept_params))
+
+
 def weight_bytes_per_gpu(shape: LLMShape, s: Setup) -> np.ndarray:
-    """Weights held by one chip: dense part split over TP x PP, experts over all chips of the instance."""
-    dense = (shape.params_total - shape.expert_params_total) * s.weight_bytes_per_element / (s.tp * s.pp)
-    experts = shape.expert_params_total * s.weight_bytes_per_element / s.gpus
+    """Weights held by one chip: dense part split over TP x PP, experts over all chips of the instance.
+    Quantized tensors at ``weight_bytes_per_element`` (block scales included), the ones the checkpoint
+    keeps at 16 bits (embedding, LM head, router, ...: ``_kept``) at ``kept_bytes_per_element``."""
+    kept = _kept(shape, s)[1]
+    quantized = shape.params_total - shape.expert_params_total - kept
+    dense = (quantized * s.weight_bytes_per_element + kept * s.kept_bytes_per_element) / (s.tp * s.pp)
+    experts = shape.expert_params_total * _expert_width(shape, s) / s.gpus
     return dense + experts
 
 
@@ -237,9 +256,11 @@ def gemm_compute_s(
 
 
 def _gemm_weight_bytes_per_gpu(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:
-    dense = shape.dense_matmul_params * s.weight_bytes_per_element / (s.tp * s.pp)
+    kept = _kept(shape, s)[0]
+    quantized = shape.dense_matmul_params - kept
+    dense = (quantized * s.weight_bytes_per_element + kept * s.kept_bytes_per_element) / (s.tp * s.pp)
     touched = expected_distinct_experts(shape.num_experts, shape.experts_per_token, tokens)
-    routed = shape.num_moe_layers * touched * shape.expert_params * s.weight_bytes_per_element / s.gpus
+    routed = shape.num_moe_layers * touched * shape.expert_params * _expert_width(shape, s) / s.gpus
     return dense + np.where(shape.is_moe, routed, 0.0)
 
 

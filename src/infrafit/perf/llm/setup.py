@@ -18,7 +18,7 @@ the chip has fp8.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,8 @@ from infrafit.catalog.model import peer_link
 from infrafit.perf.llm.engine import Setup
 from infrafit.perf.policy import fallback_chain
 from infrafit.perf.profiles import Profiles, load_profiles
-from infrafit.units import bytes_per_element
+from infrafit.units import BITS_PER_BYTE, bytes_per_element
+from infrafit.workload.quant import QUANTIZED, quantized_bits_per_weight
 
 DEFAULT_STACK_BY_VENDOR = {"NVIDIA": "tensorrt-llm", "AMD": "vllm", "Google": "jetstream", "Intel": "pytorch",
                            "AWS": "neuron"}
@@ -100,6 +101,15 @@ class ConfigRow:
     pp: int = 1
     adp: int = 1
     ep: int = 1
+    #: the model checkpoint's own precision and bits per quantized weight (``LLMShape.checkpoint_*``):
+    #: used when this row runs at that precision, else the precision's default format
+    checkpoint_precision: str = ""
+    checkpoint_bits: float = 0.0
+
+
+def with_checkpoint(row: ConfigRow, shape: Any) -> ConfigRow:
+    """``row`` told its model checkpoint's own precision and format (``LLMShape.checkpoint_*``)."""
+    return replace(row, checkpoint_precision=shape.checkpoint_precision, checkpoint_bits=shape.checkpoint_bits)
 
 
 #: Scale-up fabrics on which every chip reaches every other in one hop (small all-reduces: one-shot).
@@ -144,6 +154,18 @@ def state_widths() -> dict[str, float]:
     return {str(i): float(v) for i, v in zip(stacks["id"], col, strict=True) if v == v and v is not None}
 
 
+def weight_widths(plan: PrecisionPlan, row: ConfigRow, sixteen: str) -> dict[str, float]:
+    """Bytes per element of the quantized weights (block scales included; the checkpoint's own format
+    when the row runs the checkpoint's precision) and of the weights kept at 16 bits."""
+    own = plan.weight == row.checkpoint_precision
+    if plan.weight not in QUANTIZED:
+        width = bytes_per_element(plan.weight)
+        return {"weight_bytes_per_element": width, "kept_bytes_per_element": width, "own_scheme": float(own)}
+    bits = quantized_bits_per_weight(plan.weight, row.checkpoint_bits if own else None)
+    return {"weight_bytes_per_element": bits / BITS_PER_BYTE, "kept_bytes_per_element": bytes_per_element(sixteen),
+            "own_scheme": float(own)}
+
+
 def build_setup(
     rows: Sequence[ConfigRow], profiles: Profiles | None = None
 ) -> tuple[Setup, list[PrecisionPlan], dict[str, np.ndarray]]:
@@ -170,7 +192,7 @@ def build_setup(
             "link_bytes_per_s": bw, "link_latency_s": lat, "ep_link_bytes_per_s": ep_bw, "ep_link_latency_s": ep_lat,
             "tp": r.tp, "pp": r.pp, "adp": r.adp, "ep": r.ep,
             "one_hop": float(kind == "scaleup" and r.acc.scaleup_topology in ONE_HOP_TOPOLOGIES),
-            "weight_bytes_per_element": bytes_per_element(plan.weight),
+            **weight_widths(plan, r, sixteen=_native(r.acc, "bf16")),
             "kv_bytes_per_element": bytes_per_element(plan.kv),
             "state_bytes_per_element": widths.get(st, DEFAULT_STATE_BYTES_PER_ELEMENT),
             **{fld: prof.rows[sources[fld][-1]].value for fld in EFFICIENCY_FIELDS},

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from infrafit.workload.quant import kept_classes
+
 
 @dataclass(frozen=True)
 class LLMShape:
@@ -47,6 +49,19 @@ class LLMShape:
     state_elements: float = 0.0
     #: ways that state splits under tensor parallelism (the value heads)
     state_shards_max: int = 1
+    #: of ``dense_matmul_params``, those the checkpoint keeps at 16 bits at its own precision (LM head,
+    #: router; more where it says so: gpt-oss keeps attention), read at the 16-bit width every step
+    kept_matmul_params: float = 0.0
+    #: of the non-expert weights held in memory, those it keeps at 16 bits (embedding, LM head, router, norms)
+    kept_params: float = 0.0
+    #: whether the routed experts are quantized with the rest (False only if the checkpoint keeps them)
+    experts_quantized: bool = True
+    #: the same two for any other quantized precision (``workload.quant.DEFAULT_KEPT``)
+    default_kept_matmul_params: float = 0.0
+    default_kept_params: float = 0.0
+    #: the checkpoint's own precision and bits per quantized weight with scales (``workload.quant``)
+    checkpoint_precision: str = ""
+    checkpoint_bits: float = 0.0
 
     @property
     def expert_params_total(self) -> float:
@@ -63,6 +78,22 @@ class LLMShape:
         return np.asarray(self.attn_flops_fn(np.asarray(context_tokens, dtype=float)), dtype=float)
 
 
+def _kept_parts(arch: Any, precision: str | None) -> tuple[float, float, bool]:
+    """(kept matmul parameters read per token, kept non-expert parameters held, experts quantized)
+    at ``precision`` (None: the checkpoint's own)."""
+    kept = set(kept_classes(arch, precision))
+    per_token = {"attention": arch.attention_params(), "dense_mlp": arch.dense_mlp_params(),
+                 "shared_experts": arch.shared_expert_params(), "router": arch.router_params(),
+                 "lm_head": arch.lm_head_params()}
+    kept_matmul = sum(v for c, v in per_token.items() if c in kept)
+    parts = arch.params_breakdown()
+    held = {**{c: per_token[c] for c in ("attention", "dense_mlp", "shared_experts", "router")},
+            "embedding": parts["embedding"], "lm_head": parts["lm_head_untied"]}
+    quantized_held = sum(v for c, v in held.items() if c not in kept)
+    non_expert = float(arch.params_total()) - float(arch.expert_params_total())
+    return float(kept_matmul), max(non_expert - quantized_held, 0.0), "routed_experts" not in kept
+
+
 def shape_from_arch(arch: Any, beam_width: int = 1) -> LLMShape:
     """Build the ``LLMShape`` of a decoder ``ModelArch`` from the model library's own ladder."""
     if not getattr(arch, "is_transformer", False) or arch.kind not in ("decoder",):
@@ -73,6 +104,8 @@ def shape_from_arch(arch: Any, beam_width: int = 1) -> LLMShape:
     top_k = int(arch.experts_per_token or 1)
     routed_active = moe_layers * top_k * expert_params
     dense = arch.matmul_params_per_token_active() - routed_active
+    kept_matmul, kept_held, experts_q = _kept_parts(arch, None)
+    default_matmul, default_held, _ = _kept_parts(arch, "another precision")  # not the checkpoint's: defaults
     kv_shards = 1 if arch.is_mla else int(arch.num_kv_heads or arch.num_attention_heads or 1)
 
     def kv_elements(ctx: np.ndarray) -> np.ndarray:
@@ -89,4 +122,8 @@ def shape_from_arch(arch: Any, beam_width: int = 1) -> LLMShape:
         attn_flops_fn=attn_flops, beam_width=beam_width, attention_heads=int(arch.num_attention_heads or 0),
         is_mla=bool(arch.is_mla), state_elements=float(arch.state_bytes("fp8")),
         state_shards_max=max(int(arch.linear_num_value_heads or 1), 1),
+        kept_matmul_params=kept_matmul, kept_params=kept_held, experts_quantized=experts_q,
+        default_kept_matmul_params=default_matmul, default_kept_params=default_held,
+        checkpoint_precision=str(arch.default_precision or ""),
+        checkpoint_bits=float(getattr(arch, "quant_bits_per_weight", None) or 0.0),
     )

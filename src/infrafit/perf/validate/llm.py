@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from infrafit.perf.llm.engine import Setup, max_concurrency, serve, static_batch_e2e_s
-from infrafit.perf.llm.setup import EFFICIENCY_FIELDS, ConfigRow, build_setup, default_stack
+from infrafit.perf.llm.setup import EFFICIENCY_FIELDS, ConfigRow, build_setup, default_stack, with_checkpoint
 from infrafit.perf.llm.shape import LLMShape, shape_from_arch
 from infrafit.perf.profiles import Profiles, load_profiles
 from infrafit.perf.types import SkipRow, ValidateContext
@@ -295,7 +295,7 @@ def expand(cases: list[Case], profiles: Profiles | None = None) -> Expanded:
     for i, c in enumerate(cases):
         grid = CONCURRENCY_GRID if c.mode in ("offline", "server") else np.array([c.concurrency])
         for tp, pp, adp, ep in c.layouts:
-            cfg = ConfigRow(c.acc, c.precision, c.stack, tp, pp, adp, ep)
+            cfg = with_checkpoint(ConfigRow(c.acc, c.precision, c.stack, tp, pp, adp, ep), c.shape)
             for cc in grid:
                 rows.append(cfg)
                 case_index.append(i)

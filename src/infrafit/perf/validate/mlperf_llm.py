@@ -29,10 +29,14 @@ competition-math problem (AIME, MATH500: tens to ~200 tokens of LaTeX), multiple
 examples, constraints and format instructions (~400-1000 tokens), which set the 3136 maximum. The
 per-source sample counts are not in the notes; wrapped in the chat template, the weighted mean lies
 at roughly 300-700 tokens depending on that mix, so we take 500, well under the 3136 maximum. With
-~3736 output tokens per sample the prefill is a small share of the work: 250 or 1000 instead of 500
-moves the 8xB200 Offline prediction by only a few percent (tests/unit/test_perf_llm_mlperf.py checks that the mean
-stays under
-the maximum and that the sensitivity stays small).
+~3736 output tokens per sample the prefill is a small share of the work, but the searched layouts are
+TP-only, which replicate the MLA cache on every chip, so the 8xB200 Offline prediction is bound by KV
+capacity: since the weights are counted at their real widths (NVFP4 block scales, bf16 embedding and
+LM head: 380 GB, 47.5 GB a chip at TP8) 250 instead of 500 moves it +2.8% and 1000 moves it -16%
+(tests/unit/test_perf_llm_mlperf.py checks that the mean stays under the maximum and bounds the
+sensitivity at 20%). Searching the wide-EP layout (attention data-parallel) as well removes the KV bound
+but predicts 76.6k tokens/s against the measured 33.4k, so it is not searched until that layout's costs
+are validated on rows that state it.
 
 Workload names with an ``-interactive`` suffix (LoadGen's ``<model>-interactive.Server`` spelling in
 CONF511) resolve to the base preset and the Interactive limits (``split_workload``).
