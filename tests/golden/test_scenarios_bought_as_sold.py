@@ -87,3 +87,43 @@ def test_monthly_lora_of_a_70b_model_rents_one_node_per_run(cat):
     assert b["idle_usd"] < 0.05 * b["compute_usd"]  # start-up is small beside a multi-hour run
     assert o["cost"]["commitment_months"] == 0 and o["cost"]["cash_outlay_usd"] == pytest.approx(
         o["cost"]["tco_usd"])
+
+
+MONTH_LONG_H100_RUN = """
+name: pretrain-8b-h100
+task: training
+model: llama3.1-8b
+framework: pytorch
+precision: [bf16]
+training: {tokens: 200B, seq_len: 8192, global_batch: 512, deadline_days: 30, checkpoint_every_minutes: 60}
+usage: {pattern: occasional, runs_per_year: 1}
+placement: {regions: [us-east-1]}
+hardware: {accelerators: [nvidia_h100_sxm]}
+deployment: {allowed: [cloud], billing: pay_per_use}
+horizon_months: 2
+"""
+
+
+def test_a_month_long_run_on_h100s_buys_a_capacity_block_not_on_demand(cat):
+    """One 8x H100 instance trains 200B tokens in ~29 days. Expert answer on AWS: a Capacity Block (35 days
+    at the block rate, paid upfront) beats on-demand for the same instance; spot on two instances is cheaper
+    still if the team accepts the interruptions. The block is paid whole: 35 days x 24 h x $39.33."""
+    options = plan(parse_spec(MONTH_LONG_H100_RUN, catalog=cat), cat, diverse=False).to_dict()["options"]
+    by_mode: dict[str, dict] = {}
+    for o in options:
+        by_mode.setdefault(o["cost"]["deployment"], o)
+    block, od = by_mode["cloud_capacity_block"], by_mode["cloud_on_demand"]
+    assert block["server"]["host_id"] == od["server"]["host_id"] == "aws_p5_48xlarge"
+    assert block["cost"]["tco_usd"] < od["cost"]["tco_usd"]
+    b = block["cost"]["breakdown"]
+    days = block["cost"]["commitment_months"] * HOURS_PER_MONTH / HOURS_PER_DAY
+    assert days == pytest.approx(35.0)  # 29.4 days + the 30-minute margin, past 14 days: whole weeks
+    assert b["compute_usd"] + b["idle_usd"] == pytest.approx(_price(cat, block) * 35 * HOURS_PER_DAY, rel=1e-6)
+    assert any(r.startswith("capacity block: a 35-day block") for r in block["risks"])
+
+
+def test_a_realtime_service_is_never_planned_on_capacity_blocks(cat):
+    where = "placement: {regions: [us-east-1, us-east-2]}\nhardware: {accelerators: [nvidia_h100_sxm]}"
+    spec = LOW_TRAFFIC_CHAT.replace("placement: {countries: [US]}", where)
+    result = plan(parse_spec(spec, catalog=cat), cat).to_dict()
+    assert result["options"] and all(o["cost"]["deployment"] != "cloud_capacity_block" for o in result["options"])

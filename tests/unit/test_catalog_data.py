@@ -81,7 +81,7 @@ def test_offers_cover_providers_regions_and_modes(cat) -> None:  # noqa: ANN001
     for provider in ("AWS", "GCP", "Azure", "Oracle", "Lambda", "CoreWeave", "RunPod"):
         assert (offers["provider"] == provider).any(), provider
     assert set(offers["mode"]) == {"cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y",
-                                   "dedicated_monthly", "on_prem"}
+                                   "cloud_capacity_block", "dedicated_monthly", "on_prem"}
     dedicated = offers[offers["mode"] == "dedicated_monthly"]
     for city in ("Hong Kong", "Tokyo", "Los Angeles", "Singapore", "Frankfurt"):
         assert (dedicated["city"] == city).any(), city

@@ -61,6 +61,9 @@ def test_catalog_offers_carry_billing_and_a_start_up_of_boot_image_and_weights()
         if mode in ("cloud_on_demand", "cloud_spot"):
             assert arrays.startup_h[i] * SECONDS_PER_HOUR == pytest.approx(startup_s)
             assert arrays.billing_minimum_h[i] * SECONDS_PER_HOUR == pytest.approx(60)
+        elif mode == "cloud_capacity_block":  # started per run too, bought in whole days
+            assert arrays.startup_h[i] * SECONDS_PER_HOUR == pytest.approx(startup_s)
+            assert arrays.billing_increment_h[i] == arrays.billing_minimum_h[i] == HOURS_PER_DAY
         else:  # reserved: held, never started per run
             assert arrays.startup_h[i] == 0 and arrays.billing_increment_h[i] == 0
 

@@ -14,11 +14,13 @@ from infrafit.cost.tco import price_options
 from infrafit.cost.usage import growth_factors, month_profile
 
 MONTHS = 6
+#: the modes a realtime service can run on (a prepaid capacity block is bought per run: not for serving)
+SERVING_MODES = tuple(m for m in MODES if m != "cloud_capacity_block")
 
 
 def _offers():
     return OfferArrays.build(
-        list(MODES), usd_per_hour=[40.0, 15.0, 28.0, 20.0, np.nan, np.nan], fallback_usd_per_hour=40.0,
+        list(SERVING_MODES), usd_per_hour=[40.0, 15.0, 28.0, 20.0, np.nan, np.nan], fallback_usd_per_hour=40.0,
         usd_per_month=[np.nan] * 4 + [16_000, np.nan], purchase_usd=[np.nan] * 5 + [280_000],
         term_months=[0, 0, 12, 36, 12, 0], life_years=4, residual_fraction=0.1, accelerators=8, accel_tdp_w=700,
         host_power_w=4_600, pue=1.4, usd_per_kwh=0.1, colocation_usd_per_kw_month=120,

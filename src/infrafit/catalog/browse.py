@@ -15,7 +15,7 @@ from infrafit.catalog.model import Catalog, normalize_name
 from infrafit.errors import InputError, suggest
 from infrafit.units import HOURS_PER_MONTH
 
-CLOUD_MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y")
+CLOUD_MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "cloud_capacity_block")
 
 
 def _has(text: object, needle: str | None) -> bool:

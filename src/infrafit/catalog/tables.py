@@ -82,7 +82,8 @@ ALIASES = Schema(
 )
 
 HOST_KINDS = ("cloud_instance", "server", "edge_device")
-MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly", "on_prem")
+MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "cloud_capacity_block",
+         "dedicated_monthly", "on_prem")
 
 SCALEOUT_FABRICS = ("efa", "infiniband", "rdma")
 
@@ -153,7 +154,8 @@ OFFERS = Schema(
 
 _PRICE_BY_MODE = {
     "cloud_on_demand": "usd_per_hour", "cloud_spot": "usd_per_hour", "cloud_reserved_1y": "usd_per_hour",
-    "cloud_reserved_3y": "usd_per_hour", "dedicated_monthly": "usd_per_month", "on_prem": "purchase_usd",
+    "cloud_reserved_3y": "usd_per_hour", "cloud_capacity_block": "usd_per_hour", "dedicated_monthly": "usd_per_month",
+    "on_prem": "purchase_usd",
 }
 
 
@@ -259,11 +261,20 @@ COST_TABLES = (
     ), "Commitment discounts."),
     _cost("cost_billing", (
         text("provider", "provider (as in offers.csv), or any"),
-        text("mode", "cloud_on_demand | cloud_spot | any", choices=("cloud_on_demand", "cloud_spot", "any")),
+        text("mode", "cloud_on_demand | cloud_spot | cloud_capacity_block | any",
+             choices=("cloud_on_demand", "cloud_spot", "cloud_capacity_block", "any")),
         num("increment_s", "billing increment: run time is rounded up to a multiple of it, seconds", minimum=1.0),
         num("minimum_s", "least run time billed per instance start, seconds"),
         num("boot_s", "launch to ready for work, before the image pull and model load, seconds"),
-    ), "How elastic capacity is billed per instance start: increment, minimum, boot time."),
+        num("long_after_s", "runs longer than this are rounded up to long_increment_s instead, seconds",
+            required=False),
+        num("long_increment_s", "billing increment of runs longer than long_after_s, seconds", required=False),
+        num("maximum_s", "longest run one purchase covers; empty = no limit, seconds", required=False),
+        num("end_margin_s", "paid time at the end of a purchase the instances cannot run, seconds",
+            required=False),
+        num("max_instances_count", "most instances one purchase holds; empty = no limit", required=False),
+    ), "How elastic capacity is billed per instance start: increment, minimum, boot time, and for "
+       "prepaid blocks their length rule and size limit."),
 )
 
 def egress_row_issues(rec: dict[str, object]) -> list[tuple[str, str]]:

@@ -20,6 +20,7 @@ from infrafit.catalog.schema import Column, Schema, num, provenance, text
 from infrafit.cost.capacity_plan import Demand, inference_demand, training_demand
 from infrafit.cost.carbon import facility_pue, grid_intensity
 from infrafit.cost.factors import (
+    BLOCK_COLUMNS,
     LOCAL_STORAGE_MODES,
     billing_rule,
     colocation_usd_per_kw_month,
@@ -28,10 +29,11 @@ from infrafit.cost.factors import (
     maintenance_share,
     norm_name,
     pue_ratio,
+    purchase_limits,
     storage_prices,
 )
 from infrafit.cost.offers import OfferArrays
-from infrafit.cost.params import MODES, CostParams
+from infrafit.cost.params import MODES, PER_START_MODES, CostParams
 from infrafit.cost.usage import LoadProfile, batch_starts_per_month, growth_factors, month_profile
 from infrafit.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
 
@@ -211,8 +213,10 @@ def _billing_factors(catalog, rows: pd.DataFrame, p: CostParams, load_bytes_per_
     rate. Fixed modes get zeros (their capacity is held, not started per run)."""
     n = len(rows)
     out = {k: np.zeros(n) for k in ("billing_increment_h", "billing_minimum_h", "startup_h")}
+    out |= {field: np.full(n, empty) for field, empty in BLOCK_COLUMNS.values()}
+    out["max_instances"] = np.full(n, np.inf)
     modes = rows["mode"].to_numpy(dtype=object)
-    elastic = np.isin(modes, ("cloud_on_demand", "cloud_spot"))
+    elastic = np.isin(modes, PER_START_MODES)
     if not elastic.any():
         return out
     net = catalog.hosts.set_index("id")["network_bits_per_s"] if "network_bits_per_s" in catalog.hosts else None
@@ -231,6 +235,8 @@ def _billing_factors(catalog, rows: pd.DataFrame, p: CostParams, load_bytes_per_
         out["billing_minimum_h"][idx] = min_s / SECONDS_PER_HOUR
         start_s = boot_s + p.image_bytes / p.image_pull_bytes_per_s + np.nan_to_num(load[idx]) / load_bw[idx]
         out["startup_h"][idx] = start_s / SECONDS_PER_HOUR
+        for field, value in purchase_limits(catalog.cost_factors, prov, mode).items():
+            out[field][idx] = value
         if note:
             for i in idx:
                 notes[i].append(note)

@@ -26,7 +26,7 @@ import numpy as np
 
 from infrafit.cost.modes import beyond_horizon_months, book_value_at_horizon
 from infrafit.cost.offers import OfferArrays
-from infrafit.cost.params import CostParams
+from infrafit.cost.params import PER_START_MODES, CostParams
 from infrafit.units import HOURS_PER_MONTH, MONTHS_PER_YEAR, W_PER_KW
 
 
@@ -53,14 +53,16 @@ def linear_cost(offers: OfferArrays, *, horizon_months: int, engineer_usd_per_ho
     onprem_b = h * o.accelerators * o.accel_tdp_w * (1 - idle) * usd_per_kw
     with np.errstate(invalid="ignore"):
         a = np.select(
-            [mode == "cloud_on_demand", mode == "cloud_spot", np.char.startswith(mode.astype(str), "cloud_reserved"),
+            [np.isin(mode, ("cloud_on_demand", "cloud_capacity_block")), mode == "cloud_spot",
+             np.char.startswith(mode.astype(str), "cloud_reserved"),
              mode == "dedicated_monthly", mode == "on_prem"],
             [0.0, 0.0, o.usd_per_hour * HOURS_PER_MONTH * reserved_months,
              o.usd_per_month * dedicated_months + o.setup_usd + idle_power, onprem_a])
         b = np.select(
-            [mode == "cloud_on_demand", mode == "cloud_spot", np.isin(mode, ("on_prem", "dedicated_monthly"))],
+            [np.isin(mode, ("cloud_on_demand", "cloud_capacity_block")), mode == "cloud_spot",
+             np.isin(mode, ("on_prem", "dedicated_monthly"))],
             [o.usd_per_hour * hours, o.usd_per_hour * hours * spot_factor, onprem_b], 0.0)
-    elastic = np.isin(mode, ("cloud_on_demand", "cloud_spot"))
+    elastic = np.isin(mode, PER_START_MODES)
     labour = engineer_usd_per_hour * h
     a = a + labour * (o.ops_hours_per_month + np.where(elastic, 0.0, o.ops_hours_per_replica_month))
     b = b + labour * np.where(elastic, o.ops_hours_per_replica_month, 0.0)

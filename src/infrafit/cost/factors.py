@@ -184,20 +184,49 @@ GENERIC_BILLING = ((SECONDS_PER_HOUR, SECONDS_PER_HOUR, 5 * SECONDS_PER_MINUTE),
                    "whole-hour billing and a 5-min boot (assumption: no published rule)")
 
 
-def billing_rule(factors: dict, provider: str, mode: str) -> tuple[tuple[float, float, float], str]:
-    """((increment_s, minimum_s, boot_s), note) of elastic capacity from ``provider`` in ``mode``.
-
-    The most specific row wins: (provider, mode), (provider, any), (any, mode), (any, any); the note
-    names the stand-in when the provider has no row of its own."""
+def _billing_row(factors: dict, provider: str, mode: str) -> tuple[pd.Series | None, str]:
+    """The cost_billing.csv row for ``provider`` in ``mode`` and the stand-in note (None: no row).
+    The most specific row wins: (provider, mode), (provider, any), (any, mode), (any, any)."""
     table = _table(factors, "billing")
-    if not table.empty:
-        prov, md = table["provider"].map(_norm), table["mode"].map(_norm)
-        for p_key, m_key in ((_norm(provider), _norm(mode)), (_norm(provider), "any"), ("any", _norm(mode)),
-                             ("any", "any")):
-            hit = table[(prov == p_key) & (md == m_key)]
-            if not hit.empty:
-                row = hit.iloc[0]
-                rule = (float(row["increment_s"]), float(row["minimum_s"]), float(row["boot_s"]))
-                note = "" if p_key != "any" else f"no billing rule for {provider!r}: {row['id']} ({row['notes']})"
-                return rule, note
-    return GENERIC_BILLING[0], f"no billing rule for {provider!r}: {GENERIC_BILLING[1]}"
+    if table.empty:
+        return None, f"no billing rule for {provider!r}: {GENERIC_BILLING[1]}"
+    prov, md = table["provider"].map(_norm), table["mode"].map(_norm)
+    for p_key, m_key in ((_norm(provider), _norm(mode)), (_norm(provider), "any"), ("any", _norm(mode)),
+                         ("any", "any")):
+        hit = table[(prov == p_key) & (md == m_key)]
+        if not hit.empty:
+            row = hit.iloc[0]
+            return row, "" if p_key != "any" else f"no billing rule for {provider!r}: {row['id']} ({row['notes']})"
+    return None, f"no billing rule for {provider!r}: {GENERIC_BILLING[1]}"
+
+
+def billing_rule(factors: dict, provider: str, mode: str) -> tuple[tuple[float, float, float], str]:
+    """((increment_s, minimum_s, boot_s), note) of elastic capacity from ``provider`` in ``mode``
+    (``_billing_row``); the note names the stand-in when the provider has no row of its own."""
+    row, note = _billing_row(factors, provider, mode)
+    if row is None:
+        return GENERIC_BILLING[0], note
+    return (float(row["increment_s"]), float(row["minimum_s"]), float(row["boot_s"])), note
+
+
+#: cost_billing.csv's optional columns of prepaid blocks -> (OfferArrays field, value when empty), in hours.
+BLOCK_COLUMNS = {"long_after_s": ("billing_long_after_h", 0.0), "long_increment_s": ("billing_long_increment_h", 0.0),
+                 "maximum_s": ("billing_maximum_h", float("inf")), "end_margin_s": ("billing_end_margin_h", 0.0)}
+
+
+def purchase_limits(factors: dict, provider: str, mode: str) -> dict[str, float]:
+    """A prepaid block's length rule and size limit (``BLOCK_COLUMNS`` in hours, ``max_instances``) for
+    ``provider`` in ``mode``; empty columns give no limit."""
+    row, _ = _billing_row(factors, provider, mode)
+    out = {field: empty for field, empty in BLOCK_COLUMNS.values()}
+    out["max_instances"] = float("inf")
+    if row is None:
+        return out
+    for col, (field, _empty) in BLOCK_COLUMNS.items():
+        v = float(row[col]) if col in row and row[col] == row[col] and row[col] is not None else None
+        if v is not None:
+            out[field] = v / SECONDS_PER_HOUR
+    n = row.get("max_instances_count")
+    if n is not None and n == n:
+        out["max_instances"] = float(n)
+    return out

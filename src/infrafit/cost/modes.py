@@ -13,7 +13,7 @@ import numpy as np
 
 from infrafit.cost.capacity_plan import Demand
 from infrafit.cost.offers import OfferArrays
-from infrafit.cost.params import CostParams
+from infrafit.cost.params import PER_START_MODES, CostParams
 from infrafit.units import HOURS_PER_MONTH, MONTHS_PER_YEAR, SECONDS_PER_HOUR, W_PER_KW
 
 Arrays = dict[str, np.ndarray]
@@ -50,12 +50,18 @@ def beyond_horizon_months(horizon_months: int, term_months: np.ndarray, whole_te
     return paid - remaining
 
 
-def billed_hours(run_h: np.ndarray, increment_h: np.ndarray, minimum_h: np.ndarray) -> np.ndarray:
+def billed_hours(run_h: np.ndarray, increment_h: np.ndarray, minimum_h: np.ndarray,
+                 long_after_h: np.ndarray | float = 0.0, long_increment_h: np.ndarray | float = 0.0,
+                 end_margin_h: np.ndarray | float = 0.0) -> np.ndarray:
     """Hours billed for one instance start that runs ``run_h``: rounded up to a multiple of the
-    increment (none when it is 0), at least the minimum."""
+    increment (none when it is 0), at least the minimum. Prepaid blocks (AWS Capacity Blocks) also
+    pay ``end_margin_h`` they cannot run (instances are terminated before the block ends) and, past
+    ``long_after_h`` (14 days), round up to ``long_increment_h`` (7 days) instead."""
+    run = run_h + end_margin_h
+    long = (np.asarray(long_after_h) > 0) & (run > long_after_h) & (np.asarray(long_increment_h) > 0)
+    inc = np.where(long, long_increment_h, increment_h)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rounded = np.where(increment_h > 0, np.ceil(run_h / np.where(increment_h > 0, increment_h, 1.0) - 1e-9)
-                           * increment_h, run_h)
+        rounded = np.where(inc > 0, np.ceil(run / np.where(inc > 0, inc, 1.0) - 1e-9) * inc, run)
     return np.maximum(rounded, minimum_h)
 
 
@@ -69,8 +75,51 @@ def elastic_paid_hours(d: Demand, o: OfferArrays) -> np.ndarray:
         return d.needed_replica_hours
     n = np.ones_like(d.busy_replica_hours) if d.replicas_per_start is None else d.replicas_per_start
     run = d.busy_replica_hours / (d.starts_per_month * n) + o.startup_h[None, :]
-    paid = d.starts_per_month * n * billed_hours(run, o.billing_increment_h[None, :], o.billing_minimum_h[None, :])
+    paid = d.starts_per_month * n * billed_hours(run, o.billing_increment_h[None, :], o.billing_minimum_h[None, :],
+                                                 o.billing_long_after_h[None, :], o.billing_long_increment_h[None, :],
+                                                 o.billing_end_margin_h[None, :])
     return np.where(d.busy_replica_hours > 0, paid, 0.0)
+
+
+def run_hours_per_start(d: Demand, o: OfferArrays) -> np.ndarray:
+    """(M, N) hours one start runs (work per replica + start-up); 0 for fluid or realtime demand."""
+    if d.realtime or d.starts_per_month <= 0:
+        return np.zeros_like(d.busy_replica_hours)
+    n = np.ones_like(d.busy_replica_hours) if d.replicas_per_start is None else d.replicas_per_start
+    return np.where(d.busy_replica_hours > 0, d.busy_replica_hours / (d.starts_per_month * n) + o.startup_h[None, :],
+                    0.0)
+
+
+def over_purchase_limits(d: Demand, o: OfferArrays) -> np.ndarray:
+    """(N,) candidates one purchase cannot hold: a prepaid block is bought per run, so a realtime service
+    never fits one, and a run longer than the longest block (182 days) or on more instances than one
+    block holds (64) is not sold as one. Elastic capacity has no limits (inf)."""
+    limited = np.isfinite(o.billing_maximum_h) | np.isfinite(o.max_instances)
+    if d.realtime:
+        return limited
+    n = np.ones_like(d.busy_replica_hours) if d.replicas_per_start is None else d.replicas_per_start
+    instances = (n * o.instances[None, :]).max(axis=0)
+    longest = (run_hours_per_start(d, o) + o.billing_end_margin_h[None, :]).max(axis=0)
+    return limited & ((instances > o.max_instances) | (longest > o.billing_maximum_h))
+
+
+def block_months(d: Demand, o: OfferArrays) -> np.ndarray:
+    """(N,) months the longest prepaid block of a run commits to (its billed length / 730 h)."""
+    run = run_hours_per_start(d, o)
+    billed = billed_hours(run, o.billing_increment_h[None, :], o.billing_minimum_h[None, :],
+                          o.billing_long_after_h[None, :], o.billing_long_increment_h[None, :],
+                          o.billing_end_margin_h[None, :])
+    return np.where(run > 0, billed, 0.0).max(axis=0) / HOURS_PER_MONTH
+
+
+def capacity_block(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
+    """Prepaid blocks (AWS EC2 Capacity Blocks for ML): each run buys a block of its instances for its
+    length rounded up as sold (``billed_hours``: whole days to 14 days, then weeks, plus the 30 minutes
+    before the end when the instances are stopped), paid upfront whether used or not. Not offered for
+    realtime services or past the purchase limits (``over_purchase_limits``: infinite cost)."""
+    paid_hours = elastic_paid_hours(d, o)
+    paid = np.where(over_purchase_limits(d, o)[None, :], np.inf, paid_hours * o.usd_per_hour)
+    return _split_used_idle(paid, _share(d.busy_replica_hours, paid_hours)), {}
 
 
 def on_demand(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
@@ -204,7 +253,7 @@ def book_value_by_month(fixed: np.ndarray, o: OfferArrays) -> np.ndarray:
 
 def replicas_held(d: Demand, o: OfferArrays) -> np.ndarray:
     """(M, N) average replicas held: needed hours / 730 for elastic modes, the fleet otherwise."""
-    elastic = np.isin(o.mode, ("cloud_on_demand", "cloud_spot"))
+    elastic = np.isin(o.mode, PER_START_MODES)
     return np.where(elastic[None, :], elastic_paid_hours(d, o) / HOURS_PER_MONTH, d.fixed_replicas)
 
 
@@ -216,6 +265,7 @@ def compute_side(d: Demand, o: OfferArrays, p: CostParams, horizon_months: int) 
     for modes, fn in (
         (("cloud_on_demand",), lambda: on_demand(d, o, p)),
         (("cloud_spot",), lambda: spot(d, o, p)),
+        (("cloud_capacity_block",), lambda: capacity_block(d, o, p)),
         (("cloud_reserved_1y", "cloud_reserved_3y"), lambda: reserved(d, o, p, horizon_months)),
         (("dedicated_monthly",), lambda: dedicated(d, o, p, horizon_months)),
         (("on_prem",), lambda: on_prem(d, o, p)),

@@ -40,6 +40,11 @@ _DEFAULTS: dict[str, float] = {
     "billing_increment_h": 0.0,  # elastic modes: run time per start rounds up to a multiple (0 = exact)
     "billing_minimum_h": 0.0,  # elastic modes: least time billed per instance start
     "startup_h": 0.0,  # per start: boot + image pull + model load, billed before any work is done
+    "billing_long_after_h": 0.0,  # prepaid blocks: runs longer than this round up to the long increment (0 = none)
+    "billing_long_increment_h": 0.0,
+    "billing_maximum_h": np.inf,  # the longest run one purchase covers
+    "billing_end_margin_h": 0.0,  # paid at the end of a purchase, not runnable (blocks terminate early)
+    "max_instances": np.inf,  # the most instances one purchase holds
     "change_engineer_weeks": 0.0,  # porting repaid at every model change (cost.workflow): not first-class
     "carbon_pue": 1.0,  # the facility PUE energy is counted at (cost.carbon)
     "grid_co2e_g_per_kwh": np.nan,  # the grid's carbon intensity; NaN = no source
@@ -75,6 +80,11 @@ class OfferArrays:
     billing_increment_h: np.ndarray
     billing_minimum_h: np.ndarray
     startup_h: np.ndarray
+    billing_long_after_h: np.ndarray
+    billing_long_increment_h: np.ndarray
+    billing_maximum_h: np.ndarray
+    billing_end_margin_h: np.ndarray
+    max_instances: np.ndarray
     change_engineer_weeks: np.ndarray
     carbon_pue: np.ndarray
     grid_co2e_g_per_kwh: np.ndarray

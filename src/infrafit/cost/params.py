@@ -42,6 +42,7 @@ MODES: tuple[str, ...] = (
     "cloud_spot",
     "cloud_reserved_1y",
     "cloud_reserved_3y",
+    "cloud_capacity_block",
     "dedicated_monthly",
     "on_prem",
 )
@@ -49,6 +50,8 @@ MODES: tuple[str, ...] = (
 FIXED_MODES: tuple[str, ...] = ("cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly", "on_prem")
 #: Modes that scale with the load each hour (pay for the replica-hours actually needed).
 ELASTIC_MODES: tuple[str, ...] = ("cloud_on_demand", "cloud_spot")
+#: Modes bought per run, as sold: elastic capacity and prepaid blocks (AWS EC2 Capacity Blocks for ML).
+PER_START_MODES: tuple[str, ...] = ("cloud_on_demand", "cloud_spot", "cloud_capacity_block")
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from infrafit.cost.storage_egress import StorageNeeds
 from infrafit.cost.tco import CostResult, price_options
 from infrafit.cost.usage import LoadProfile, growth_factors
 
-CLOUD_MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y")
+CLOUD_MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "cloud_capacity_block")
 DRIVERS = ("cloud_price", "owned_price", "utilisation", "growth")
 
 

@@ -15,9 +15,9 @@ import numpy as np
 
 from infrafit.cost.capacity_plan import Demand, capacity_events
 from infrafit.cost.carbon import energy_kwh
-from infrafit.cost.modes import book_value_at_horizon, compute_side, replicas_held
+from infrafit.cost.modes import block_months, book_value_at_horizon, compute_side, replicas_held
 from infrafit.cost.offers import OfferArrays
-from infrafit.cost.params import BREAKDOWN_KEYS, MODELLED_COST_KEYS, CostParams
+from infrafit.cost.params import BREAKDOWN_KEYS, MODELLED_COST_KEYS, PER_START_MODES, CostParams
 from infrafit.cost.storage_egress import StorageNeeds, response_bytes, storage_usd, tiered_cost
 from infrafit.cost.workflow import porting_usd, stranded_usd
 from infrafit.errors import InputError
@@ -133,7 +133,7 @@ class CostResult:
             "energy": self.energy_json(i),
             "replicas": [float(r) for r in self.demand.fixed_replicas[:, i]],
             "capacity_events": capacity_events(self.demand.fixed_replicas[:, i], capacity or 0.0)
-            if str(self.mode[i]) not in ("cloud_on_demand", "cloud_spot") else [],
+            if str(self.mode[i]) not in PER_START_MODES else [],
         }
 
 
@@ -156,7 +156,7 @@ def ops_duty(demand: Demand, offers: OfferArrays) -> np.ndarray:
     month (training 4 times a year) pays them per start: a month with a run has its images refreshed,
     the run watched and the capacity released, a month without one has nothing running to operate.
     Fixed modes (reserved, dedicated, on-prem) hold hardware every month and pay every month."""
-    elastic = np.isin(offers.mode, ("cloud_on_demand", "cloud_spot"))
+    elastic = np.isin(offers.mode, PER_START_MODES)
     starts = float(demand.starts_per_month)
     return np.where(elastic & (starts > 0), min(1.0, starts), 1.0)
 
@@ -213,10 +213,11 @@ def price_options(
     owned = offers.mode == "on_prem"
     book = np.where(owned, book_value_at_horizon(demand.fixed_replicas, offers, horizon_months), 0.0)
     resale = book * (1.0 - p.onprem_resale_haircut_fraction)
-    elastic = np.isin(offers.mode, ("cloud_on_demand", "cloud_spot"))
+    elastic = np.isin(offers.mode, PER_START_MODES)
     # a purchase commits for the server's life; servers already owned (purchase 0: sunk) commit to nothing new
     bought = owned & (np.nan_to_num(offers.purchase_usd) > 0)
     commitment = np.where(elastic | (owned & ~bought), 0.0,
                           np.where(owned, offers.life_years * MONTHS_PER_YEAR, offers.term_months))
+    commitment = np.where(offers.mode == "cloud_capacity_block", block_months(demand, offers), commitment)
     return CostResult(offers.mode, horizon_months, monthly, beyond, demand, resale, np.nan_to_num(commitment),
                       energy_kwh(demand, offers, p), offers.grid_co2e_g_per_kwh)

@@ -12,10 +12,11 @@ from infrafit.units import fmt_duration, fmt_usd
 _SLO_NAMES = {k: v for k, v in SLO_LABEL.items() if k != "time_to_train_s"}  # the latency SLOs
 #: Short deployment names for tables, legends and charts.
 MODE_SHORT = {"cloud_on_demand": "on-demand", "cloud_spot": "spot", "cloud_reserved_1y": "reserved 1y",
-              "cloud_reserved_3y": "reserved 3y", "dedicated_monthly": "dedicated", "on_prem": "on-prem",
-              "hybrid": "hybrid"}
+              "cloud_reserved_3y": "reserved 3y", "cloud_capacity_block": "capacity block",
+              "dedicated_monthly": "dedicated", "on_prem": "on-prem", "hybrid": "hybrid"}
 _MODE_WORDS = {"cloud_on_demand": "on demand", "cloud_spot": "on spot", "cloud_reserved_1y": "reserved for 1 year",
-               "cloud_reserved_3y": "reserved for 3 years", "dedicated_monthly": "as dedicated servers",
+               "cloud_reserved_3y": "reserved for 3 years", "cloud_capacity_block": "in a prepaid capacity block",
+               "dedicated_monthly": "as dedicated servers",
                "on_prem": "bought on-prem", "hybrid": "hybrid"}
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from infrafit.units import fmt_duration, fmt_usd
+from infrafit.units import HOURS_PER_DAY, HOURS_PER_MONTH, fmt_duration, fmt_usd
 
 #: A price older than this is flagged: cloud GPU list prices moved by 10-45 % within 2024-2025
 #: (AWS P4/P5 cuts of June 2025), so half a year is the horizon over which a quote is still current.
@@ -181,6 +181,10 @@ def mode_risks(mode: str, cost_json: dict, term_months: float, horizon: int, int
         out.append(f"commitment: {term_months:.0f}-month term paid whether used or not{tail}")
     if mode == "on_prem":
         out.append("on-prem: capital outlay up front and lead time to buy, rack and power the servers")
+    if mode == "cloud_capacity_block":
+        days = float(cost_json.get("commitment_months") or 0.0) * HOURS_PER_MONTH / HOURS_PER_DAY
+        out.append(f"capacity block: a {days:.0f}-day block per run, bought ahead and paid upfront (not cancellable; "
+                   "the instances stop 30 minutes before it ends); book it before the run, as far as 8 weeks ahead")
     return out
 
 

@@ -17,7 +17,8 @@ import pandas as pd
 from infrafit.workload.names import provider_key
 
 MODE_KIND = {"cloud_on_demand": "cloud", "cloud_spot": "cloud", "cloud_reserved_1y": "cloud",
-             "cloud_reserved_3y": "cloud", "dedicated_monthly": "dedicated", "on_prem": "on_prem"}
+             "cloud_reserved_3y": "cloud", "cloud_capacity_block": "cloud", "dedicated_monthly": "dedicated",
+             "on_prem": "on_prem"}
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from infrafit.cost.params import CostParams
+from infrafit.cost.params import PER_START_MODES, CostParams
 from infrafit.perf import MAX_RATE
 from infrafit.search import explain as ex
 from infrafit.search import network
@@ -266,7 +266,7 @@ def startup_json(part, i: int) -> dict:
     else:
         per = d.replicas_per_start[:, i] if d.replicas_per_start is not None else np.ones(d.months)
         starts = d.starts_per_month * per
-    elastic = str(part.offers["mode"].iloc[i]) in ("cloud_on_demand", "cloud_spot")
+    elastic = str(part.offers["mode"].iloc[i]) in PER_START_MODES
     return {"startup_s": startup_s if elastic else 0.0,
             "starts_per_month": [float(x) for x in (starts if elastic else np.zeros(d.months))]}
 

@@ -136,7 +136,8 @@ def hidden_variants(candidates: Sequence[int], chosen: Sequence[int], tco: np.nd
 COST_TIE_FRACTION = 0.02
 #: Deployment simplicity for tie-breaks: fewer moving parts first (a pay-as-you-go VM, then a commitment,
 #: then capacity that can be taken away or must be bought and run).
-MODE_SIMPLICITY = {"cloud_on_demand": 0, "cloud_reserved_1y": 1, "dedicated_monthly": 1, "cloud_reserved_3y": 2,
+MODE_SIMPLICITY = {"cloud_on_demand": 0, "cloud_reserved_1y": 1, "dedicated_monthly": 1, "cloud_capacity_block": 1,
+                   "cloud_reserved_3y": 2,
                    "cloud_spot": 3, "on_prem": 4, "hybrid": 5}
 
 

@@ -135,6 +135,7 @@ def build_part(workload, arch, catalog, offers, compat, task: str, objective: st
         blocked = _spot_deadline(workload, rows, ev, arrays, fam_of, failures)
     if "owned_instances" in rows:
         blocked |= _beyond_owned(rows, cost, fam_of, failures)
+    blocked |= _purchase_limits(rows, cost, arrays, fam_of, failures)
     return Part(task, rows, ev, arrays, cost, failures, n_eval * max(1, len(rows) // max(len(ev), 1)), blocked)
 
 
@@ -242,6 +243,35 @@ def _spot_deadline(workload, rows, ev, arrays, fam_of, failures: dict[str, list[
             f"spot: {rows['instances_per_replica'].iloc[i]} instance(s) of {rows['id'].iloc[i]} finish {when}, "
             f"past the {workload.training.deadline_days:g}-day deadline")
     return late
+
+
+def _purchase_limits(rows, cost, arrays, fam_of, failures: dict[str, list[str]]) -> np.ndarray:
+    """Prepaid-block candidates one purchase cannot hold (``cost.modes.over_purchase_limits``: a realtime
+    service, a run past the longest block, more instances than a block holds): blocked, with the limit,
+    once per family."""
+    from infrafit.cost.modes import over_purchase_limits, run_hours_per_start
+    from infrafit.units import HOURS_PER_DAY
+
+    d = cost.demand
+    over = over_purchase_limits(d, arrays)
+    said: set[str] = set()
+    for i in np.flatnonzero(over):
+        fam = fam_of[rows["accelerator_id"].iloc[i]]
+        if fam in said:
+            continue
+        said.add(fam)
+        longest_days = arrays.billing_maximum_h[i] / HOURS_PER_DAY
+        if d.realtime:
+            why = (f"capacity block: {rows['id'].iloc[i]} is bought per run (at most {longest_days:.0f} days, paid "
+                   "upfront); a realtime service is not planned on blocks")
+        else:
+            per_start = d.replicas_per_start[:, i].max() if d.replicas_per_start is not None else 1.0
+            days = run_hours_per_start(d, arrays)[:, i].max() / HOURS_PER_DAY
+            need = per_start * arrays.instances[i]
+            why = (f"capacity block: one purchase holds at most {arrays.max_instances[i]:.0f} instances for "
+                   f"{longest_days:.0f} days; this run needs {need:.0f} for {days:,.1f} days")
+        failures.setdefault(fam, []).append(why)
+    return over
 
 
 def _beyond_owned(rows, cost, fam_of, failures: dict[str, list[str]]) -> np.ndarray:
