@@ -71,3 +71,40 @@ def test_spot_is_not_offered_for_a_deadline_it_would_miss():
             assert not o.offer_id.startswith("gcp_tpu_v6e_1")  # 128 independent single-chip spot VMs
     reasons = " ".join(e.reason for e in p.excluded) + " ".join(c.reason for c in p.compared)
     assert "Google TPU" in {c.what for c in p.compared} or "spot:" in reasons
+
+
+def test_published_spot_bands_give_a_per_instance_hazard_and_unknown_ones_the_default():
+    import math
+
+    from infrafit.cost.adapters import offers_from_catalog
+    from infrafit.cost.factors import spot_hazard
+
+    cat = load_catalog()
+    f = cat.cost_factors
+    rate, band = spot_hazard(f, "AWS", "aws_p5_48xlarge", "us-east-1")
+    # "<5%" of capacity reclaimed in the trailing month, read at the band's upper edge over 730 h
+    assert band == "<5%" and rate == pytest.approx(-math.log(0.95) / 730)
+    assert rate * 24 < 0.002  # ~1 interruption in 600 instance-days, not the assumed 1 a day
+    assert math.isnan(spot_hazard(f, "AWS", "aws_p5_48xlarge", "eu-west-2")[0])  # not published there
+    nan, top = spot_hazard(f, "AWS", "aws_g6e_4xlarge", "us-east-1")
+    assert top == ">20%" and math.isnan(nan)  # no upper edge: the default applies
+    rows = cat.offers[(cat.offers["mode"] == "cloud_spot") & cat.offers["host_id"].isin(
+        ["aws_p5_48xlarge", "aws_p4d_24xlarge"]) & (cat.offers["region"] == "us-east-1")].reset_index(drop=True)
+    arrays = offers_from_catalog(cat, rows)
+    for i, host in enumerate(rows["host_id"]):
+        if host == "aws_p5_48xlarge":
+            assert arrays.interruptions_per_hour[i] == pytest.approx(rate)
+        else:
+            assert np.isnan(arrays.interruptions_per_hour[i])
+    # the published rate, not the default, decides the slowdown: 2 p5 instances lose ~nothing
+    slow = spot_slowdown(arrays, CostParams())
+    p5 = int(np.flatnonzero(rows["host_id"] == "aws_p5_48xlarge")[0])
+    assert slow[p5] == pytest.approx(1.0, abs=1e-4)
+
+
+def test_the_risk_line_names_where_the_rate_comes_from():
+    line = mode_risks("cloud_spot", {}, 0.0, 2, 7e-5, False, instances=2.0,
+                      rate_source="AWS Spot Instance Advisor: <5% of capacity reclaimed a month in us-east-1")[0]
+    assert "(AWS Spot Instance Advisor: <5%" in line and "assumed" not in line
+    assumed = mode_risks("cloud_spot", {}, 0.0, 2, 1 / 24, False)[0]
+    assert "1.0 per instance per day assumed" in assumed

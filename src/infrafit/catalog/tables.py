@@ -82,6 +82,8 @@ ALIASES = Schema(
 )
 
 HOST_KINDS = ("cloud_instance", "server", "edge_device")
+#: AWS Spot Instance Advisor's bands of "the rate at which Spot has reclaimed capacity during the trailing month".
+SPOT_BANDS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
 MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "cloud_capacity_block",
          "dedicated_monthly", "on_prem")
 
@@ -275,6 +277,13 @@ COST_TABLES = (
         num("max_instances_count", "most instances one purchase holds; empty = no limit", required=False),
     ), "How elastic capacity is billed per instance start: increment, minimum, boot time, and for "
        "prepaid blocks their length rule and size limit."),
+    _cost("cost_spot", (
+        text("provider", "provider (as in offers.csv)"),
+        text("host_id", "instance type (hosts.csv id), or any"),
+        text("region", "region (as in offers.csv), or any"),
+        text("frequency_band", "the provider's published band of capacity reclaimed in the trailing month",
+             choices=SPOT_BANDS),
+    ), "Published spot interruption frequencies per instance type and region (AWS Spot Instance Advisor)."),
 )
 
 def egress_row_issues(rec: dict[str, object]) -> list[tuple[str, str]]:

@@ -30,6 +30,7 @@ from infrafit.cost.factors import (
     norm_name,
     pue_ratio,
     purchase_limits,
+    spot_hazard,
     storage_prices,
 )
 from infrafit.cost.offers import OfferArrays
@@ -86,6 +87,20 @@ def ops_hours(modes: np.ndarray, managed: bool, host_kinds=None, work: str = "an
         by_key[(mode, kind)] = float(pick["hours_per_month"].iloc[0]), float(pick["hours_per_instance_month"].iloc[0])
     hours = np.array([by_key[(m, k)] for m, k in zip(modes, kinds, strict=True)], dtype=float).reshape(len(modes), 2)
     return hours[:, 0], hours[:, 1]
+
+
+def _spot_hazards(catalog, rows: pd.DataFrame) -> np.ndarray:
+    """(N,) published interruptions per instance-hour of each spot row (``factors.spot_hazard``); NaN
+    where none is published (``CostParams.spot_interruptions_per_hour_default`` applies)."""
+    out = np.full(len(rows), np.nan)
+    spot = np.flatnonzero(rows["mode"].to_numpy(dtype=object) == "cloud_spot")
+    cache: dict[tuple[str, str, str], float] = {}
+    for i in spot:
+        key = (str(rows["provider"].iloc[i]), str(rows["host_id"].iloc[i]), str(rows["region"].iloc[i]))
+        if key not in cache:
+            cache[key] = spot_hazard(catalog.cost_factors, *key)[0]
+        out[i] = cache[key]
+    return out
 
 
 def _spot_fallback(offers: pd.DataFrame) -> np.ndarray:
@@ -300,6 +315,7 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
         usd_per_month=rows["usd_per_month"].to_numpy(dtype=float) * inst,
         purchase_usd=rows["purchase_usd"].to_numpy(dtype=float) * inst, term_months=np.nan_to_num(term),
         fallback_usd_per_hour=_spot_fallback(rows) * inst, accelerators=count * inst,
+        interruptions_per_hour=_spot_hazards(catalog, rows),
         instances=np.where(_spans_fabric(catalog, rows), 1.0, inst),
         accel_tdp_w=np.nan_to_num(tdp), host_power_w=host_w * inst, **site,
         life_years=p.onprem_life_years, residual_fraction=p.onprem_residual_fraction,

@@ -16,11 +16,13 @@ Stand-ins for data the catalog genuinely lacks are the ``GENERIC_*`` constants b
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
 from infrafit.errors import InputError, suggest
-from infrafit.units import GB, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
+from infrafit.units import GB, HOURS_PER_MONTH, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 
 #: Egress for a provider with no row in cost_egress.csv: AWS EC2 internet egress, first 10 TB/month
 #: ($0.09/GB, the catalog's aws_0 row), the hyperscaler list price; conservative for GPU clouds that
@@ -230,3 +232,31 @@ def purchase_limits(factors: dict, provider: str, mode: str) -> dict[str, float]
     if n is not None and n == n:
         out["max_instances"] = float(n)
     return out
+
+
+#: Upper edge of each Spot Instance Advisor band (fraction of capacity reclaimed in the trailing month);
+#: ">20%" has no upper edge, so it gives no rate and the default applies.
+SPOT_BAND_UPPER_FRACTION = {"<5%": 0.05, "5-10%": 0.10, "10-15%": 0.15, "15-20%": 0.20}
+
+
+def spot_hazard(factors: dict, provider: str, host_id: str, region: str) -> tuple[float, str]:
+    """(interruptions per instance-hour, the band it comes from) published for ``host_id`` of ``provider``
+    in ``region`` (cost_spot.csv; region ``any`` matches every region); NaN and "" when none or ">20%".
+
+    The band is the share of capacity reclaimed over the trailing month. Read as the chance that an
+    instance held a whole month is interrupted, its upper edge ``f`` gives a constant hazard
+    ``-ln(1 - f) / 730`` per hour (5% -> 7.0e-5/h, one interruption in ~600 days of one instance). An
+    instance typically held for less than a month meets the same share over fewer hours, so the true
+    hazard may be higher: the band's upper edge is used, never its midpoint."""
+    table = _table(factors, "spot")
+    if table.empty:
+        return float("nan"), ""
+    hit = table[(table["provider"].map(_norm) == _norm(provider)) & (table["host_id"] == host_id)
+                & table["region"].isin((region, "any"))]
+    if hit.empty:
+        return float("nan"), ""
+    band = str(hit.sort_values("region", key=lambda r: r == "any").iloc[0]["frequency_band"])
+    upper = SPOT_BAND_UPPER_FRACTION.get(band)
+    if upper is None:
+        return float("nan"), band
+    return -math.log(1.0 - upper) / HOURS_PER_MONTH, band

@@ -161,16 +161,24 @@ def price_risks(offer: dict, today: date) -> list[str]:
 SPOT_CAPACITY_RISK_INSTANCES = 8
 
 
+def _rate(per_day: float) -> str:
+    """A daily rate for a sentence: one decimal from 0.1 a day up, two significant digits below."""
+    return f"{per_day:.1f}" if per_day >= 0.1 else f"{per_day:.2g}"
+
+
 def mode_risks(mode: str, cost_json: dict, term_months: float, horizon: int, interruptions_per_hour: float,
-               realtime: bool, instances: float = 1.0) -> list[str]:
+               realtime: bool, instances: float = 1.0, rate_source: str = "") -> list[str]:
+    """Risk lines of the deployment mode. ``rate_source``: where a published spot rate comes from
+    ("" = the assumed default)."""
     out = []
     if mode == "cloud_spot":
         extra = "; realtime serving keeps an on-demand fallback (priced)" if realtime else ""
-        per_day = interruptions_per_hour * 24 * instances
+        per_day = interruptions_per_hour * HOURS_PER_DAY * instances
         per_job = "" if realtime or instances <= 1 else (
-            f"; a synchronous job over {instances:.0f} instances stops about {per_day:.1f} times a day (priced)")
-        out.append(f"spot interruption: about {interruptions_per_hour * 24:.1f} per instance per day assumed, each "
-                   f"losing work since the last checkpoint{extra}{per_job}")
+            f"; a synchronous job over {instances:.0f} instances stops about {_rate(per_day)} times a day (priced)")
+        how = f"({rate_source})" if rate_source else "assumed"
+        out.append(f"spot interruption: about {_rate(interruptions_per_hour * HOURS_PER_DAY)} per instance per day "
+                   f"{how}, each losing work since the last checkpoint{extra}{per_job}")
         held = max(cost_json.get("replicas") or [1.0]) * instances
         if held >= SPOT_CAPACITY_RISK_INSTANCES:
             out.append(f"spot capacity: {held:.0f} spot instances at once may not all be available; "

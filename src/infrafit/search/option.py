@@ -201,10 +201,11 @@ def option_json(part, i: int, ctx: dict) -> dict:
     risks += [x for x in [adoption_risk(str(cfg.get("stack")), familiar, adopt, adopt_usd)] if x]
     risks += ex.price_risks(row.to_dict(), ctx["today"])
     term = float(part.arrays.term_months[i])
-    risks += ex.mode_risks(str(row["mode"]), cost, term, int(workload.horizon_months),
-                           float(ctx["interruptions_per_hour"]), part.task == "serve" and
-                           workload.inference.mode in ("realtime", "mixed", "edge"),
-                           instances=float(row["instances_per_replica"]))
+    spot_rate, rate_source = _spot_rate(catalog, row, float(part.arrays.interruptions_per_hour[i]),
+                                        float(ctx["interruptions_per_hour"]))
+    risks += ex.mode_risks(str(row["mode"]), cost, term, int(workload.horizon_months), spot_rate,
+                           part.task == "serve" and workload.inference.mode in ("realtime", "mixed", "edge"),
+                           instances=float(row["instances_per_replica"]), rate_source=rate_source)
     server = _server(catalog, row)
     if int(row["instances_per_replica"]) > 1 and server.get("network_bytes_per_s") is None:
         acc = catalog.accelerator(str(row["accelerator_id"]))
@@ -269,6 +270,17 @@ def startup_json(part, i: int) -> dict:
     elastic = str(part.offers["mode"].iloc[i]) in PER_START_MODES
     return {"startup_s": startup_s if elastic else 0.0,
             "starts_per_month": [float(x) for x in (starts if elastic else np.zeros(d.months))]}
+
+
+def _spot_rate(catalog, row, published: float, default: float) -> tuple[float, str]:
+    """(interruptions per instance-hour priced for this offer, where it comes from: "" = assumed)."""
+    if str(row["mode"]) != "cloud_spot" or not np.isfinite(published):
+        return default, ""
+    from infrafit.cost.factors import spot_hazard
+
+    _, band = spot_hazard(catalog.cost_factors, str(row["provider"]), str(row["host_id"]), str(row["region"]))
+    return published, (f"{row['provider']} Spot Instance Advisor: {band} of capacity reclaimed a month in "
+                       f"{row['region']}")
 
 
 def batch_run(workload, items_per_s: float, replicas: float) -> dict | None:
