@@ -224,12 +224,22 @@ def _mlperf_case(base: Case, row: dict[str, str], mp: MLPerfLLM, count: int) -> 
                    e2e_limit_s=mp.e2e_limit_s)
 
 
+def _ambiguous_load(conc: float | None, batch: float | None, row: dict[str, str]) -> str:
+    """Why a row whose client concurrency is not its batch x attention DP is not modelled."""
+    ratio = f" ({conc / batch:g}x)" if conc and batch else ""
+    return (f"concurrency {conc:g} is not batch_size {batch:g} x attention_dp {row.get('attention_dp') or 1}{ratio}: "
+            "the run's replica count, attention data parallelism or client queueing is not recorded, so the "
+            "load on one replica is unknown") if conc and batch else "concurrency does not match the batch"
+
+
 def _table_case(base: Case, row: dict[str, str]) -> Case:
     isl, osl = _num(row, "input_tokens"), _num(row, "output_tokens")
     if isl is None or osl is None:
         raise SkipRow("input/output lengths not stated (dataset-driven) and no preset for this workload")
     case = replace(base, input_tokens=isl, output_tokens=osl)
     conc, batch = _num(row, "concurrency"), _num(row, "batch_size")
+    if (row.get("concurrency_check") or "").strip() == "mismatch":
+        raise SkipRow(_ambiguous_load(conc, batch, row))
     if conc is not None:
         return replace(case, concurrency=max(conc, 1.0))
     if case.scope == "per_batch":
