@@ -124,11 +124,13 @@ def test_server_never_beats_offline_over_a_grid_of_configurations(ctx):
 def test_deepseek_r1_input_estimate_sensitivity_is_small(ctx):
     case = rows_llm.prepare(_row("s"), ctx)
     base = predict_cases([case])[0]
-    # TP layouts replicate the MLA cache, so this Offline row is KV-bound: 1000 tokens instead of 500 is
-    # -16% (perf.validate.mlperf_llm docstring); the estimate must not move it more than that
-    for isl in (250.0, 1000.0):
-        alt = predict_cases([dataclasses.replace(case, input_tokens=isl)])[0]
-        assert abs(alt / base - 1.0) < 0.20, isl
+    # TP layouts replicate the MLA cache, so this Offline row is KV-bound (perf.validate.mlperf_llm
+    # docstring): a shorter prompt frees little (+2.8%), a longer one costs KV room (-16%). Both stay small
+    # against the ~3,700 output tokens, and a longer prompt never raises the throughput.
+    short = predict_cases([dataclasses.replace(case, input_tokens=250.0)])[0] / base
+    long = predict_cases([dataclasses.replace(case, input_tokens=1000.0)])[0] / base
+    assert 1.0 <= short < 1.05
+    assert 0.80 < long < 0.90
 
 
 def test_reported_mean_output_overrides_preset(ctx):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from infrafit.units import HOURS_PER_DAY, HOURS_PER_MONTH, fmt_duration, fmt_usd
+from infrafit.units import HOURS_PER_DAY, HOURS_PER_MONTH, SECONDS_PER_HOUR, fmt_duration, fmt_usd
 
 #: A price older than this is flagged: cloud GPU list prices moved by 10-45 % within 2024-2025
 #: (AWS P4/P5 cuts of June 2025), so half a year is the horizon over which a quote is still current.
@@ -167,9 +167,11 @@ def _rate(per_day: float) -> str:
 
 
 def mode_risks(mode: str, cost_json: dict, term_months: float, horizon: int, interruptions_per_hour: float,
-               realtime: bool, instances: float = 1.0, rate_source: str = "") -> list[str]:
+               realtime: bool, instances: float = 1.0, rate_source: str = "",
+               block_end_margin_h: float = 0.0) -> list[str]:
     """Risk lines of the deployment mode. ``rate_source``: where a published spot rate comes from
-    ("" = the assumed default)."""
+    ("" = the assumed default); ``block_end_margin_h``: the paid end of a prepaid block the instances
+    cannot run (cost_billing.csv ``end_margin_s``)."""
     out = []
     if mode == "cloud_spot":
         extra = "; realtime serving keeps an on-demand fallback (priced)" if realtime else ""
@@ -191,8 +193,10 @@ def mode_risks(mode: str, cost_json: dict, term_months: float, horizon: int, int
         out.append("on-prem: capital outlay up front and lead time to buy, rack and power the servers")
     if mode == "cloud_capacity_block":
         days = float(cost_json.get("commitment_months") or 0.0) * HOURS_PER_MONTH / HOURS_PER_DAY
-        out.append(f"capacity block: a {days:.0f}-day block per run, bought ahead and paid upfront (not cancellable; "
-                   "the instances stop 30 minutes before it ends); book it before the run, as far as 8 weeks ahead")
+        stop = (f"; the instances stop {fmt_duration(block_end_margin_h * SECONDS_PER_HOUR)} before it ends"
+                if block_end_margin_h > 0 else "")
+        out.append(f"capacity block: a {days:.0f}-day block per run, bought ahead and paid upfront (not cancellable"
+                   f"{stop}); book it before the run")
     return out
 
 
