@@ -101,3 +101,69 @@ def test_every_skypilot_file_validates_against_skypilots_task_schema(tmp_path, s
     if bad is not None:  # the schema is strict: a misspelt key fails
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
+
+
+_PIPELINE_SPEC = """
+name: llama405-h100
+task: inference
+model: llama3.1-405b
+precision: [bf16]
+inference:
+  mode: realtime
+  traffic: {requests_per_s: 2, input_tokens: {mean: 1000, p99: 4000}, output_tokens: {mean: 300, p99: 1000}}
+  slo: {ttft_p99_s: 3.0, tpot_p99_s: 0.1}
+placement: {regions: [us-east-1]}
+hardware: {accelerators: [nvidia_h100_sxm]}
+deployment: {allowed: [cloud]}
+horizon_months: 12
+"""
+
+
+def _stub_bin(tmp_path: Path) -> Path:
+    """``ray``, ``vllm`` and ``python`` stand-ins that log their arguments (``python`` reports 2 live nodes)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool, body in (("ray", 'echo "ray $*" >> "$LOG"'), ("vllm", 'echo "vllm $*" >> "$LOG"'),
+                       ("python", "echo 2")):
+        path = bin_dir / tool
+        path.write_text(f"#!/usr/bin/env bash\n{body}\n")
+        path.chmod(0o755)
+    return bin_dir
+
+
+def test_a_replica_over_two_instances_exports_a_multi_node_launch(tmp_path):
+    """Llama-3.1-405B bf16 on H100s: two p5.48xlarge per replica (TP8 x PP2). serve.sh joins the second
+    instance to the head's Ray cluster and starts vLLM on the head with the Ray executor; k8s.yaml is a
+    LeaderWorkerSet of 2 pods a replica; SkyPilot asks for 2 nodes."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(_PIPELINE_SPEC)
+    out = tmp_path / "export"
+    result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "1", "--export", str(out)])
+    assert result.exit_code == 0, result.output
+    option = json.loads(result.stdout)["options"][0]
+    nodes = option["server"]["instances_per_replica"]
+    assert nodes == 2 and option["performance"]["parallelism"]["pp"] == 2
+    folder = out / "option-1"
+    serve = folder / "serve.sh"
+    assert "--pipeline-parallel-size 2 --distributed-executor-backend ray" in serve.read_text()
+    bin_dir = _stub_bin(tmp_path)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "SKYPILOT_NODE_IPS": "10.0.0.1\n10.0.0.2"}
+    for rank, expected in (("1", ["ray start --address 10.0.0.1:6379 --block"]),
+                           ("0", ["ray start --head --port 6379", "vllm serve"])):
+        log = tmp_path / f"rank{rank}.log"
+        run = subprocess.run(["bash", str(serve)], env={**env, "SKYPILOT_NODE_RANK": rank, "LOG": str(log)},
+                             capture_output=True, text=True, timeout=30)
+        assert run.returncode == 0, run.stderr
+        lines = log.read_text().splitlines()
+        assert [line[:len(e)] for line, e in zip(lines, expected, strict=True)] == expected
+    docs = [d for d in yaml.safe_load_all((folder / "k8s.yaml").read_text()) if d]
+    lws, service = docs
+    assert lws["kind"] == "LeaderWorkerSet" and lws["apiVersion"] == "leaderworkerset.x-k8s.io/v1"
+    assert lws["spec"]["leaderWorkerTemplate"]["size"] == nodes
+    assert lws["spec"]["replicas"] == int(max(option["cost"]["replicas"]))
+    for part in ("leaderTemplate", "workerTemplate"):
+        pod = _k8s(lws["spec"]["leaderWorkerTemplate"][part]["spec"], "V1PodSpec")
+        assert list(pod.containers[0].resources.limits.values()) == [str(option["count"] // nodes)]
+    assert service["spec"]["selector"]["role"] == "leader"
+    sky = yaml.safe_load((folder / "skypilot.yaml").read_text())
+    assert sky["num_nodes"] == nodes

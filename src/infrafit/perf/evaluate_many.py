@@ -90,8 +90,10 @@ def evaluate(workload: Workload, task: str, pairs: Sequence[tuple[Accelerator, i
     precs = precisions or precisions_for(workload, kind)
     if kind == "llm_inference":
         lay = fixed or {}
+        # a caller's layout fixes the stages; without one (the planner) they are searched
+        stages = int(lay["pp"]) if lay.get("pp") else None
         return evaluate_llm(arch, pairs, precs, stacks_for, inf.traffic, inf.slo, targets=targets, tps=tps,
-                            point=point, pp=int(lay.get("pp", 1)), ep=int(lay.get("ep", 1)),
+                            point=point, pp=stages, ep=int(lay.get("ep", 1)),
                             speculative=inf.speculative), {}
     slo, realtime = serving_slo_s(workload)
     return evaluate_nonllm(arch, pairs, precs, slo, realtime, nonllm_work_shape(workload, arch), targets=targets,

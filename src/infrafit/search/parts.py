@@ -123,7 +123,9 @@ def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None,
     returns rows and config index.
     The group is the tensor-parallel group, and for a mixture of experts the whole replica: its experts
     are sharded over every attention-data-parallel rank (``perf.llm.engine``: max(ep, adp) expert
-    ranks), so each decode step is an all-to-all across all of them."""
+    ranks), so each decode step is an all-to-all across all of them. A dense model's pipeline stages
+    (``perf.llm.capacity.pipeline_degrees``) may sit on separate instances only over a declared RDMA
+    fabric (``_host_fabric``), each stage's TP group inside one instance."""
     by_shape: dict[tuple[str, int], list[int]] = {}
     for i, r in enumerate(ev.rows):
         by_shape.setdefault((r["accelerator"], int(r["count"])), []).append(i)
@@ -131,6 +133,7 @@ def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None,
     acc = offers["accelerator_id"].to_numpy()
     cnt = offers["accelerator_count"].to_numpy(dtype=int)
     tp_only = np.array([int(r.get("tp", 1)) for r in ev.rows], dtype=int)
+    stages = np.array([1 if moe else int(r.get("pp", 1)) for r in ev.rows], dtype=int)
     tp = np.array([int(r.get("tp", 1)) * (int(r.get("pp", 1)) * int(r.get("dp", 1)) if moe and "dp" in r else 1)
                    for r in ev.rows], dtype=int)
     spans = _host_spans(offers, catalog)
@@ -146,6 +149,10 @@ def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None,
                 if tp[i] > reach[j] and not over_rdma:
                     continue
                 if k > 1 and not spans[j] and int(cnt[j]) % tp_only[i]:  # TP groups would straddle instances
+                    continue
+                # a dense model's pipeline past one instance sends its activations over the network:
+                # only where the host declares a fabric that carries the priced rate (or a spanning one)
+                if stages[i] > 1 and tp_only[i] * stages[i] > int(cnt[j]) and not (fabric[j] or spans[j]):
                     continue
                 take_rows.append(j)
                 take_cfg.append(i)

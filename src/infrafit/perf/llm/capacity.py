@@ -129,22 +129,46 @@ def ttft_p99_at_long_prompt(shape: LLMShape, grid: Setup, ttft_p99_s: np.ndarray
     return ttft_p99_s + np.maximum(extra, 0.0)
 
 
+#: Most pipeline stages the planner tries for a dense model too large for one scale-up domain.
+PP_MAX = 8
+
+
+def pipeline_degrees(acc: Any, n: int, degrees: Sequence[int], num_layers: int) -> list[tuple[int, int]]:
+    """``(tp, pp)`` pipeline layouts worth searching for ``n`` chips of ``acc``: only past one scale-up
+    domain (``tp_domain``), with TP filling the domain and ``pp = n / tp`` stages (2, 4 or 8, never
+    more than the layers). This is the layout serving stacks document for a dense model beyond one node
+    (vLLM: tensor parallel inside a node, pipeline parallel across nodes): the stages exchange only one
+    activation per token, where a TP group across nodes would all-reduce twice per layer over the
+    network. Inside one domain pipelining only adds hops (``engine.decode_step``), so it is not tried."""
+    if n <= tp_domain(acc) or not degrees:
+        return []
+    tp = max(degrees)
+    pp = n // tp
+    if n % tp or pp < 2 or pp > min(PP_MAX, num_layers) or pp & (pp - 1):
+        return []
+    return [(tp, pp)]
+
+
 def llm_layouts(pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...],
                 stacks_for: Callable[[Any], list[str]], tps: Sequence[int] | None = None,
-                pp: int = 1, ep: int = 1) -> tuple[list[ConfigRow], list[dict[str, Any]]]:
+                pp: int | None = 1, ep: int = 1, num_layers: int = 0) -> tuple[list[ConfigRow], list[dict[str, Any]]]:
     """Every (accelerator, count) x precision x stack x tensor-parallel degree to evaluate (``tps``
     fixes the degrees; default: every power of two dividing the count inside ``tp_domain``). The
-    chips of a replica left over by TP x PP run attention data parallel."""
+    chips of a replica left over by TP x PP run attention data parallel. ``pp`` None searches it: one
+    stage, and for counts past one scale-up domain the ``pipeline_degrees`` of a ``num_layers`` model."""
     rows, cfg = [], []
     for acc, n in pairs:
         degrees = list(tps) if tps is not None else _pow2_divisors(n, tp_domain(acc))
+        layouts = [(tp, pp or 1) for tp in degrees]
+        if pp is None:
+            layouts += pipeline_degrees(acc, n, degrees, num_layers)
         for p in llm_precisions(acc, precisions):
             for st in stacks_for(acc):
-                for tp in degrees:
-                    dp = max(n // (tp * pp), 1)
-                    rows.append(ConfigRow(acc, p, st, tp=tp, pp=pp, adp=dp, ep=ep))
+                for tp, stages in layouts:
+                    dp = max(n // (tp * stages), 1)
+                    rows.append(ConfigRow(acc, p, st, tp=tp, pp=stages, adp=dp, ep=ep))
                     cfg.append({"accelerator": acc.id, "count": n, "precision": p, "stack": st,
-                                "tp": tp, "pp": pp, "dp": dp, "ep": ep})
+                                "tp": tp, "pp": stages, "dp": dp, "ep": ep})
     return rows, cfg
 
 
@@ -172,12 +196,16 @@ def _given_columns(rate: np.ndarray, grid: np.ndarray, point: OperatingPoint) ->
 def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], precisions: tuple[str, ...],
                  stacks_for: Callable[[Accelerator], list[str]], traffic: Traffic, slo: Slo, profiles: Any = None,
                  targets: tuple[float, ...] = (), *, tps: Sequence[int] | None = None,
-                 point: OperatingPoint | None = None, pp: int = 1, ep: int = 1,
+                 point: OperatingPoint | None = None, pp: int | None = 1, ep: int = 1,
                  speculative: Any = None) -> Evaluated:
     """Continuous-batching capacity of every (accelerator, count) x precision x stack x layout, at its
-    SLO-limited load and at ``targets`` (fractions of that rate), or at the caller's ``point``."""
+    SLO-limited load and at ``targets`` (fractions of that rate), or at the caller's ``point``.
+    ``pp`` None (the planner) searches pipeline stages for a dense model past one scale-up domain; a
+    mixture of experts spans instances by expert parallelism instead (``search.parts.join_offers``)."""
     shape = shape_from_arch(arch)
-    rows, cfg = llm_layouts(pairs, precisions, stacks_for, tps, pp, ep)
+    search_pp = pp is None and not shape.is_moe
+    rows, cfg = llm_layouts(pairs, precisions, stacks_for, tps, None if search_pp else (pp or 1), ep,
+                            num_layers=int(shape.num_layers))
     rows = [with_checkpoint(r, shape) for r in rows]
     if not rows:
         return Evaluated.empty()

@@ -56,6 +56,8 @@ class Setup:
     link_latency_s: np.ndarray
     ep_link_bytes_per_s: np.ndarray  # per chip, one direction, of the link the replica's all-to-alls use
     ep_link_latency_s: np.ndarray  # (the scale-out fabric when the replica spans instances)
+    pp_link_bytes_per_s: np.ndarray  # per chip, one direction, of the link between pipeline stages
+    pp_link_latency_s: np.ndarray  # (the scale-out fabric when the stages sit on separate instances)
     tp: np.ndarray
     pp: np.ndarray
     adp: np.ndarray  # attention data-parallel groups inside one instance
@@ -176,7 +178,8 @@ def max_concurrency(
 
 
 def _collectives_s(shape: LLMShape, s: Setup, tokens: np.ndarray, group_tokens: np.ndarray | None = None) -> np.ndarray:
-    """TP all-reduces (2 per layer) of one attention group's tokens, EP all-to-alls (2 per MoE layer).
+    """TP all-reduces (2 per layer) of one attention group's tokens, EP all-to-alls (2 per MoE layer),
+    over the layers of one pipeline stage (``1 / pp`` of them: a chip takes part only in its stage's).
 
     ``tokens`` is the instance's total; ``group_tokens`` what the busiest attention group holds
     (``tokens / adp`` when spread evenly, the default).
@@ -185,12 +188,12 @@ def _collectives_s(shape: LLMShape, s: Setup, tokens: np.ndarray, group_tokens: 
     msg = tokens_per_group * shape.hidden_size * ACTIVATION_BYTES
     ring = ring_allreduce_time_s(msg, s.tp, s.link_bytes_per_s, s.link_latency_s)
     t_ar = np.where(s.one_hop > 0, one_hop_allreduce_time_s(msg, s.tp, s.link_bytes_per_s, s.link_latency_s), ring)
-    t_tp = 2.0 * shape.num_layers * t_ar
+    t_tp = 2.0 * shape.num_layers / s.pp * t_ar
     moe_ranks = np.where(shape.is_moe, np.maximum(s.ep, s.adp), 1.0)
     per_rank = tokens / s.gpus * shape.experts_per_token * shape.hidden_size * ACTIVATION_BYTES
     if not shape.is_moe:  # no all-to-all (and a dense replica's data-parallel groups need no link between them)
         return t_tp
-    t_ep = 2.0 * shape.num_moe_layers * all_to_all_time_s(per_rank, moe_ranks, s.ep_link_bytes_per_s,
+    t_ep = 2.0 * shape.num_moe_layers / s.pp * all_to_all_time_s(per_rank, moe_ranks, s.ep_link_bytes_per_s,
                                                           s.ep_link_latency_s)
     return t_tp + t_ep
 
@@ -264,28 +267,51 @@ def _gemm_weight_bytes_per_gpu(shape: LLMShape, s: Setup, tokens: np.ndarray) ->
     return dense + np.where(shape.is_moe, routed, 0.0)
 
 
+def pipeline_hop_s(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:
+    """One stage-to-stage send of ``tokens`` hidden states (0 without pipeline parallelism).
+
+    Each TP rank of a stage sends its ``1 / tp`` slice of the 16-bit activations to its peer in the next
+    stage, which all-gathers them (vLLM ``send_tensor_dict(..., all_gather_group=tp_group)``): one hop
+    latency plus ``tokens x hidden x 2 / tp`` bytes over the link between the stages (the scale-out
+    fabric when they sit on separate instances). The receiving stage's all-gather over its own scale-up
+    link is small next to that and not counted."""
+    msg = np.asarray(tokens, dtype=float) * shape.hidden_size * ACTIVATION_BYTES / s.tp
+    hop = s.pp_link_latency_s + msg / np.maximum(s.pp_link_bytes_per_s, 1.0)
+    return np.where(s.pp > 1, hop, 0.0)
+
+
 def decode_step(shape: LLMShape, s: Setup, batch: np.ndarray, context_tokens: np.ndarray) -> dict[str, np.ndarray]:
-    """One decode step of ``batch`` sequences at mean ``context_tokens``: time and its terms."""
+    """One decode step of ``batch`` sequences at mean ``context_tokens``: time and its terms.
+
+    With ``pp`` pipeline stages the running sequences form ``pp`` micro-batches that keep every stage
+    busy (vLLM's virtual engines, one scheduler step each): a sequence's next token needs its micro-batch
+    to pass every stage, so the step is ``pp`` stage times at ``batch / pp`` sequences, each stage
+    holding ``1 / pp`` of the layers, plus a stage-to-stage send per stage. Pipelining buys memory (a
+    model too large for one scale-up domain), not speed: the weights one token reads are those of a
+    TP-only replica, and every hop adds its latency.
+    """
     seqs = batch * shape.beam_width
-    gemm_bytes = _gemm_weight_bytes_per_gpu(shape, s, seqs)
-    t_gemm_c = gemm_compute_s(shape, s, seqs, s.eff_decode_gemm)
+    mb = seqs / s.pp  # one micro-batch: what one stage works on at a time
+    gemm_bytes = _gemm_weight_bytes_per_gpu(shape, s, mb)
+    t_gemm_c = gemm_compute_s(shape, s, mb, s.eff_decode_gemm)
     t_gemm_m = gemm_bytes / (s.memory_bytes_per_s * s.eff_memory)
-    seqs_group = seqs / s.adp
+    seqs_group = mb / s.adp
     # the KV cache is read; a linear-attention state is read and written back every step
     kv_bytes = seqs_group * (cache_bytes_per_seq(shape, s, context_tokens) + state_bytes_per_seq(shape, s))
     attn_flops = seqs_group * shape.attn_flops(context_tokens) / (s.tp * s.pp)
     t_attn_c = attn_flops / (s.attn_flops_per_s * s.eff_attention)
     t_attn_m = kv_bytes / (s.memory_bytes_per_s * s.eff_memory)
-    t_comm = _collectives_s(shape, s, seqs)
+    t_comm = _collectives_s(shape, s, mb) + pipeline_hop_s(shape, s, mb)
     t_gemm = np.maximum(t_gemm_c, t_gemm_m)
     t_attn = np.maximum(t_attn_c, t_attn_m)
     # the host's work per step grows with the sequences each scheduler (one per attention-DP group) runs
     overhead = decode_fixed_s(shape, s) + seqs_group * s.seq_overhead_s
-    total = t_gemm + t_attn + t_comm + overhead
+    stages = s.pp * np.ones_like(t_gemm + t_attn + t_comm + overhead)
     return {
-        "time_s": total, "gemm_s": t_gemm, "gemm_compute_s": t_gemm_c, "gemm_memory_s": t_gemm_m,
-        "attention_s": t_attn, "attention_compute_s": t_attn_c, "kv_read_s": t_attn_m,
-        "collectives_s": t_comm, "overhead_s": overhead * np.ones_like(total),
+        "time_s": stages * (t_gemm + t_attn + t_comm + overhead), "gemm_s": stages * t_gemm,
+        "gemm_compute_s": stages * t_gemm_c, "gemm_memory_s": stages * t_gemm_m,
+        "attention_s": stages * t_attn, "attention_compute_s": stages * t_attn_c, "kv_read_s": stages * t_attn_m,
+        "collectives_s": stages * t_comm, "overhead_s": stages * overhead,
     }
 
 
@@ -319,13 +345,16 @@ def prefill_compute_s(
 
 
 def prefill_alone_s(shape: LLMShape, s: Setup, prompt_tokens: np.ndarray, cached_tokens: float = 0.0) -> np.ndarray:
-    """A prompt's prefill on an otherwise idle instance: compute vs weights read once, plus overhead.
+    """A prompt's prefill on an otherwise idle instance: compute vs weights read once, plus overhead;
+    with pipeline stages, each stage in turn and a send between them.
     ``cached_tokens`` of it are a prefix-cache hit: only the rest is computed, attending to the whole prompt
     (mean context ``(cached + prompt) / 2`` over the new tokens)."""
     new = np.maximum(np.asarray(prompt_tokens, float) - cached_tokens, 1.0)
     t_c = prefill_compute_s(shape, s, new, new + 2.0 * cached_tokens, one_group=True)
     t_w = _gemm_weight_bytes_per_gpu(shape, s, new) / (s.memory_bytes_per_s * s.eff_memory)
-    return np.maximum(t_c, t_w) + s.prefill_overhead_s + moe_prefill_overhead_s(shape, s)
+    # the prompt passes the ``pp`` stages one after another, each with ``1 / pp`` of the layers
+    stages = s.pp * (np.maximum(t_c, t_w) + pipeline_hop_s(shape, s, new))
+    return stages + s.prefill_overhead_s + moe_prefill_overhead_s(shape, s)
 
 
 def moe_token_s(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:

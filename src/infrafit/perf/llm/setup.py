@@ -180,8 +180,11 @@ def build_setup(
         plan = plan_precision(r.acc, r.precision)
         plans.append(plan)
         gen, st = r.acc.generation, r.stack
-        # the TP group's all-reduces stay on its own link; a MoE replica's all-to-alls span all its chips
-        bw, lat, kind = link_for(r.acc, r.tp * r.pp, prof, st)
+        # the TP group's all-reduces stay on its own link; pipeline stages talk over the link that joins
+        # the TP x PP chips (the scale-out fabric past one scale-up domain); a MoE replica's all-to-alls
+        # span all its chips
+        bw, lat, kind = link_for(r.acc, r.tp, prof, st)
+        pp_bw, pp_lat, _ = link_for(r.acc, r.tp * r.pp, prof, st)
         ep_bw, ep_lat, _ = link_for(r.acc, r.tp * r.pp * r.adp, prof, st)
 
         for fld, (phase, op) in EFFICIENCY_FIELDS.items():
@@ -190,6 +193,7 @@ def build_setup(
             "peak_flops_per_s": r.acc.peak(plan.gemm), "attn_flops_per_s": r.acc.peak(plan.attention),
             "memory_bytes_per_s": r.acc.memory_bytes_per_s, "memory_bytes": r.acc.memory_bytes,
             "link_bytes_per_s": bw, "link_latency_s": lat, "ep_link_bytes_per_s": ep_bw, "ep_link_latency_s": ep_lat,
+            "pp_link_bytes_per_s": pp_bw, "pp_link_latency_s": pp_lat,
             "tp": r.tp, "pp": r.pp, "adp": r.adp, "ep": r.ep,
             "one_hop": float(kind == "scaleup" and r.acc.scaleup_topology in ONE_HOP_TOPOLOGIES),
             **weight_widths(plan, r, sixteen=_native(r.acc, "bf16")),
