@@ -40,9 +40,10 @@ def test_an_on_prem_line_starts_at_the_purchase(plans):
     p = plans["chatbot-asia"]
     key = next(k for k in p.tco_by_mode if k.startswith("on_prem"))
     values = p.tco_by_mode[key]
-    o = next(o for o in p.options if o.deployment == "on_prem")
+    cheapest = min(o.cost["tco_usd"] for o in p.options if o.deployment == "on_prem")
     assert values[0] > 5 * (values[-1] - values[0]) / (len(values) - 1)  # month 1 carries the servers' price
-    assert values[-1] == pytest.approx(o.cost["tco_usd"], rel=1e-6)
+    # the line is the mode's cheapest candidate; in a near tie (within 2%) the table may list another first
+    assert values[-1] == pytest.approx(cheapest, rel=1e-6)
 
 
 def test_axes_are_in_human_units(plans):

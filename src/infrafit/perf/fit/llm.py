@@ -80,10 +80,12 @@ def _read() -> tuple[ProfileRow, ...]:
 def candidate_rows(cases: list) -> list[ProfileRow]:
     """The rows the fit varies, each keyed by physical things and backed by >= ``MIN_ROWS`` rows.
 
-    - per (generation, stack): prefill GEMM and decode HBM efficiency (the stack's kernels on that chip
+    - per generation: prefill GEMM efficiency, one physical efficiency of the chip's large GEMMs whatever
+      the stack (a per-stack value absorbed the stacks' TTFT queueing and fixed costs: 0.48-0.90 on
+      one chip), and decode GEMM efficiency (binds only at large batches);
+    - per (generation, stack): decode HBM efficiency (the stack's attention and GEMV kernels on that chip
       generation), when backed by >= ``MIN_ROWS`` rows from >= ``MIN_CHIPS`` chips of the generation;
       the rest of a generation's rows get one (generation, *) row instead;
-    - per generation: decode GEMM efficiency (binds only at large batches);
     - per stack: decode-step constant (scheduler, launches, sampling), its part per layer and per MoE
       layer (the small kernels between GEMMs; router, top-k, permutation), its part per running sequence
       (scheduling, sampling, detokenisation of each sequence: TPOT at hundreds in flight), per-request
@@ -91,7 +93,7 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
       prefill-burst fraction (how bunched closed-loop arrivals stay: a scheduling trait), and with
       MoE rows the prefill cost per MoE layer of a pass (launches, EP dispatch sync) and per token-layer
       (routing, permute, un-permute), and the decode cost per MoE layer;
-    - per (generation, stack) at fp4: the prefill GEMM efficiency of the fp4 kernels.
+    - per generation at fp4: the prefill GEMM efficiency of the fp4 kernels.
     The GEMM tile-padding rows (``gemm_m_half``, dense) and ``expert_m_half`` (rows per expert of the
     grouped MoE GEMMs) are one global value each: physics of tiled kernels, not of a stack.
     """
@@ -124,16 +126,15 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
         rows.append(ProfileRow(g, "*", "*", "decode", "gemm", 0.5, n, SOURCE, today))
         own = [(s, k) for (gg, s), k in gs.items()
                if gg == g and k >= MIN_ROWS and len(chips[(g, s)]) >= MIN_CHIPS]
+        rows.append(ProfileRow(g, "*", "*", "prefill", "gemm", 0.5, n, SOURCE, today))
         if sum(k for _, k in own) < n:
-            rows.append(ProfileRow(g, "*", "*", "prefill", "gemm", 0.5, n, SOURCE, today))
             rows.append(ProfileRow(g, "*", "*", "decode", "memory", 0.7, n, SOURCE, today))
         for s, k in own:
-            rows.append(ProfileRow(g, s, "*", "prefill", "gemm", 0.5, k, SOURCE, today))
             rows.append(ProfileRow(g, s, "*", "decode", "memory", 0.7, k, SOURCE, today))
-    fp4 = Counter((c.acc.generation, c.stack) for c in cases if c.precision == "fp4")
-    for (g, s), n in fp4.items():
+    fp4 = Counter(c.acc.generation for c in cases if c.precision == "fp4")
+    for g, n in fp4.items():
         if n >= MIN_ROWS:
-            rows.append(ProfileRow(g, s, "fp4", "prefill", "gemm", 0.4, n, SOURCE, today))
+            rows.append(ProfileRow(g, "*", "fp4", "prefill", "gemm", 0.4, n, SOURCE, today))
     return rows
 
 
