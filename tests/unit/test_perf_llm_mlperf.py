@@ -171,3 +171,17 @@ def test_rows_that_cannot_be_modelled_are_skipped_with_reasons():
 def test_skip_is_raised_by_prepare_for_unknown_mlperf_llm(ctx):
     with pytest.raises(SkipRow, match="no LLM preset"):
         rows_llm.prepare(_row("x", workload="mlperf-inf/qwen3-235b-a22b"), ctx)
+
+
+def test_gptj_server_checks_its_end_to_end_limit_at_the_longest_output(ctx):
+    """GPT-J Server's 20 s p99 bound (CONF41) is met by the long requests: beam search generates 30-128 new
+    tokens (IR41 max_new_tokens 128), mean 69. The limit is checked at 128 tokens, so the rate that passes is
+    lower than one checked at the mean length would be, never above Offline."""
+    row = {**_row("g", "mlperf-inf/gptj-6b", "server", "int4", "intel_xeon_8592plus", 2), "round": "v4.1",
+           "software_stack_family": "pytorch"}
+    case = rows_llm.prepare(row, ctx)
+    assert case.e2e_limit_s == 20.0 and case.e2e_output_tokens == 128.0 and case.output_tokens == 69.0
+    at_mean = dataclasses.replace(case, e2e_output_tokens=None)
+    offline = rows_llm.prepare({**row, "scenario": "offline"}, ctx)
+    long_rate, mean_rate, off_rate = predict_cases([case, at_mean, offline])
+    assert long_rate < mean_rate <= off_rate

@@ -62,6 +62,9 @@ class MLPerfLLM:
     interactive_ttft_limit_s: float | None
     interactive_tpot_limit_s: float | None
     e2e_limit_s: float | None = None  # GPT-J: 20 s end-to-end
+    # the longest output a request may generate (GPT-J: max_new_tokens 128, IR41): the end-to-end p99 is that
+    # of the long requests, so the limit is checked at this length (an upper bound of the p99 length)
+    max_output_tokens: float | None = None
     beam_width: int = 1
     tokens_per_sample_metric: float | None = None  # GPT-J LoadGen infers tokens = 69 x samples
 
@@ -78,7 +81,7 @@ PRESETS: dict[str, MLPerfLLM] = {
         MLPerfLLM("mlperf-inf/deepseek-r1", "deepseek-r1", 500.0, "estimate", 3736.0, 3136, 2.0, 0.08,
                   None, None),
         MLPerfLLM("mlperf-inf/gptj-6b", "gptj-6b", 780.0, "estimate", 69.0, 2048, None, None, None, None,
-                  e2e_limit_s=20.0, beam_width=4, tokens_per_sample_metric=69.0),
+                  e2e_limit_s=20.0, beam_width=4, tokens_per_sample_metric=69.0, max_output_tokens=128.0),
     )
 }
 
