@@ -103,20 +103,7 @@ def test_every_skypilot_file_validates_against_skypilots_task_schema(tmp_path, s
             jsonschema.validate(bad, schema)
 
 
-_PIPELINE_SPEC = """
-name: llama405-h100
-task: inference
-model: llama3.1-405b
-precision: [bf16]
-inference:
-  mode: realtime
-  traffic: {requests_per_s: 2, input_tokens: {mean: 1000, p99: 4000}, output_tokens: {mean: 300, p99: 1000}}
-  slo: {ttft_p99_s: 3.0, tpot_p99_s: 0.1}
-placement: {regions: [us-east-1]}
-hardware: {accelerators: [nvidia_h100_sxm]}
-deployment: {allowed: [cloud]}
-horizon_months: 12
-"""
+PIPELINE_SPEC = ROOT / "tests" / "fixtures" / "specs" / "llama405-bf16-h100.yaml"
 
 
 def _stub_bin(tmp_path: Path) -> Path:
@@ -135,10 +122,8 @@ def test_a_replica_over_two_instances_exports_a_multi_node_launch(tmp_path):
     """Llama-3.1-405B bf16 on H100s: two p5.48xlarge per replica (TP8 x PP2). serve.sh joins the second
     instance to the head's Ray cluster and starts vLLM on the head with the Ray executor; k8s.yaml is a
     LeaderWorkerSet of 2 pods a replica; SkyPilot asks for 2 nodes."""
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(_PIPELINE_SPEC)
     out = tmp_path / "export"
-    result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "1", "--export", str(out)])
+    result = CliRunner().invoke(app, ["plan", str(PIPELINE_SPEC), "--json", "--top", "1", "--export", str(out)])
     assert result.exit_code == 0, result.output
     option = json.loads(result.stdout)["options"][0]
     nodes = option["server"]["instances_per_replica"]

@@ -5,6 +5,7 @@ not speed: a token still reads a TP-only replica's weights and pays a send per s
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -89,23 +90,10 @@ def test_llama_405b_bf16_on_h100s_plans_two_efa_joined_boxes():
     """810 GB of bf16 weights do not fit one 8x H100 box (640 GB). The plan rents two p5.48xlarge in one
     cluster placement group, TP8 inside each and two pipeline stages: 2 x $55.04 an hour on demand."""
     from infrafit.search.planner import plan
-    from infrafit.workload.spec import parse_spec
+    from infrafit.workload.spec import load_spec
 
     cat = load_catalog()
-    spec = parse_spec("""
-name: llama405-h100
-task: inference
-model: llama3.1-405b
-precision: [bf16]
-inference:
-  mode: realtime
-  traffic: {requests_per_s: 2, input_tokens: {mean: 1000, p99: 4000}, output_tokens: {mean: 300, p99: 1000}}
-  slo: {ttft_p99_s: 3.0, tpot_p99_s: 0.1}
-placement: {regions: [us-east-1]}
-hardware: {accelerators: [nvidia_h100_sxm]}
-deployment: {allowed: [cloud]}
-horizon_months: 12
-""", catalog=cat)
+    spec = load_spec(Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "llama405-bf16-h100.yaml", cat)
     options = plan(spec, cat).to_dict()["options"]
     assert options, "Llama-3.1-405B bf16 needs two joined 8x H100 boxes"
     top = next(o for o in options if o["deployment"] == "cloud_on_demand")
