@@ -56,6 +56,7 @@ class Case:
     tpot_limit_s: float | None = None
     e2e_limit_s: float | None = None
     e2e_output_tokens: float | None = None  # output length the e2e limit is checked at (default: the mean)
+    max_seqs: float | None = None  # requests in flight one engine admits (the harness's cap), None = unbounded
     tokens_per_sample: float | None = None
     count: int = 1
 
@@ -177,6 +178,19 @@ def _searched_layouts(acc: Any, count: int, shape: LLMShape) -> tuple[tuple[int,
     return tuple(out)
 
 
+def engine_part(acc: Any, engines: int) -> Any:
+    """One of ``engines`` independent serving engines a harness runs on one chip: a CPU socket split into
+    NUMA-node workers (Intel's MLPerf GPT-J harness runs one process per NUMA node and several workers
+    per process, each pinned to its own cores with its own copy of the model). Each engine gets
+    ``1 / engines`` of the chip's compute, memory bandwidth and memory (a decode step reads the whole
+    model from its share of the bandwidth). The row's ``engines_per_chip`` says how many; its
+    ``max_num_seqs`` caps the requests each engine admits."""
+    if engines <= 1:
+        return acc
+    return replace(acc, peak_flops_per_s={k: v / engines for k, v in acc.peak_flops_per_s.items()},
+                   memory_bytes=acc.memory_bytes / engines, memory_bytes_per_s=acc.memory_bytes_per_s / engines)
+
+
 def prepare(row: dict[str, str], ctx: ValidateContext) -> Case:
     """A ``Case`` for ``row`` or ``SkipRow`` with the reason it cannot be modelled."""
     metric = (row.get("metric_kind") or "").strip()
@@ -195,11 +209,16 @@ def prepare(row: dict[str, str], ctx: ValidateContext) -> Case:
     count = int(_num(row, "accelerator_count") or 1)
     stack = (row.get("software_stack_family") or "").strip() or default_stack(acc)
     precision = _precision(row, acc, mp is not None)
-    stated = _stated_layout(row, acc, shape)
-    layouts = (stated,) if stated else _searched_layouts(acc, count, shape)
+    engines = int(_num(row, "engines_per_chip") or 1)
+    if engines > 1:  # the harness's own engines, each on a part of a chip: one replica each
+        acc, count = engine_part(acc, engines), count * engines
+        layouts: tuple[tuple[int, int, int, int], ...] = ((1, 1, 1, 1),)
+    else:
+        stated = _stated_layout(row, acc, shape)
+        layouts = (stated,) if stated else _searched_layouts(acc, count, shape)
     base = Case(row_id=row["row_id"], metric_kind=metric, scope=(row.get("metric_scope") or "system").strip(),
                 shape=shape, acc=acc, precision=precision, stack=stack, layouts=layouts,
-                input_tokens=0.0, output_tokens=0.0, mode="fixed", count=count)
+                input_tokens=0.0, output_tokens=0.0, mode="fixed", count=count, max_seqs=_num(row, "max_num_seqs"))
     if mp is not None:
         return _mlperf_case(base, row, mp, count)
     return _table_case(base, row)
@@ -394,6 +413,8 @@ def evaluate(ex: Expanded, values: np.ndarray | None = None) -> np.ndarray:
             pred[i] = vals[0] if fits[0] else np.nan
             continue
         ok = (ex.concurrency[j] <= m["cmax"][j]) & fits
+        if case.max_seqs:  # the harness admits at most this many requests per engine (one scheduler per
+            ok &= ex.concurrency[j] / s.adp[j] <= case.max_seqs  # attention-DP rank, as vLLM's --max-num-seqs)
         if case.mode == "server":
             lim = np.ones_like(ok)
             if case.ttft_limit_s:

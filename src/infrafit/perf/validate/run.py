@@ -129,7 +129,7 @@ MAX_ROWS = 200_000
 #: Where each row's CSV line is kept (not a CSV column).
 LINE_KEY = "_csv_line"
 _COUNT_COLUMNS = ("accelerator_count", "nodes", "tp", "pp", "dp", "cp", "ep", "batch_size", "global_batch_size",
-                  "micro_batch_size", "max_num_seqs", "concurrency")
+                  "micro_batch_size", "max_num_seqs", "concurrency", "engines_per_chip")
 _TOKEN_COLUMNS = ("input_tokens", "output_tokens", "seq_len", "mean_output_tokens_reported")
 #: Largest accelerator count or parallel degree a row may state (the biggest published systems are
 #: ~100k chips; 1e30 is a typo).
