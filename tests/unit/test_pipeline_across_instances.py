@@ -106,3 +106,17 @@ def test_llama_405b_bf16_on_h100s_plans_two_efa_joined_boxes():
     replicas = top["count"] // 16
     paid = top["cost"]["breakdown"]["compute_usd"] + top["cost"]["breakdown"]["idle_usd"]
     assert paid == pytest.approx(replicas * 2 * rate * 8760, rel=0.01)  # two instances all year
+
+
+def test_estimate_refuses_a_pipeline_across_instances_without_a_declared_fabric(capsys):
+    """`estimate --offer` applies the planner's rule: two p5.48xlarge (EFA) may hold TP8 x PP2; two Lambda 8x
+    H100 VMs, whose host row declares no fabric between instances, may not (exit 2, with the fix)."""
+    from infrafit.cli import main
+
+    spec = str(Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "llama405-bf16-h100.yaml")
+    base = ["estimate", spec, "--count", "16", "--tp", "8", "--pp", "2", "--precision", "bf16", "--json"]
+    assert main([*base, "--offer", "aws_p5_48xlarge_us_east_1_cloud_on_demand_20250701"]) == 0
+    capsys.readouterr()
+    assert main([*base, "--offer", "lambda_gpu_8x_h100_sxm5_lambda_us_cloud_on_demand_20250701"]) == 2
+    err = capsys.readouterr().err
+    assert "declares no RDMA fabric" in err and "To fix" in err and "Traceback" not in err

@@ -76,6 +76,7 @@ def estimate_workload(workload, catalog, *, accelerator: str | None = None, coun
         config = Config(acc.id, count, prec, stack, best_tp(workload, config, catalog), pp, dp, ep, cp)
     if offer is not None:
         _check_tp_fits_instance(offers, offer, config.tp)
+        _check_pipeline_fabric(offers, offer, config, catalog)
     point = _point(workload, concurrency, batch, requests_per_s)
     return estimate(workload, config, catalog, point=point, host=host)
 
@@ -149,6 +150,22 @@ def _check_tp_fits_instance(offers, offer: str, tp: int) -> None:
                          "needs the links inside one instance",
                          fix=f"use --tp {per_instance} or less (more instances then run data parallel), or a larger "
                              "instance")
+
+
+def _check_pipeline_fabric(offers, offer: str, config, catalog) -> None:
+    """Pipeline stages on separate instances exchange activations over the network: only over a fabric
+    the host row declares (the planner's rule, ``search.parts.joins_instances``)."""
+    from infrafit.errors import InputError
+    from infrafit.search.parts import joins_instances
+
+    row = offers.loc[offers["id"] == offer]
+    per_instance = int(row["accelerator_count"].iloc[0])
+    if config.pp > 1 and config.tp * config.pp > per_instance and not bool(joins_instances(row, catalog)[0]):
+        raise InputError(f"--tp {config.tp} x --pp {config.pp} puts pipeline stages on separate instances of {offer}, "
+                         f"whose host {row['host_id'].iloc[0]} declares no RDMA fabric between instances "
+                         "(hosts.csv scaleout_fabric) that carries the chip's scale-out rate",
+                         fix=f"keep tp x pp within {per_instance} accelerator(s), or use an offer whose host declares "
+                             "its fabric (`infrafit catalog hosts`)")
 
 
 def _point(workload, concurrency, batch, requests_per_s):

@@ -198,6 +198,13 @@ def _host_fabric(offers: pd.DataFrame, catalog) -> np.ndarray:
     return np.asarray(out, dtype=bool)
 
 
+def joins_instances(offers: pd.DataFrame, catalog) -> np.ndarray:
+    """Per offer row: may one replica's collective or pipeline group span several of its instances (a
+    declared RDMA fabric carrying the priced rate, ``_host_fabric``, or a scale-up fabric across
+    instances, ``_host_spans``)?"""
+    return _host_fabric(offers, catalog) | _host_spans(offers, catalog)
+
+
 def _host_spans(offers: pd.DataFrame, catalog) -> np.ndarray:
     """Per offer row: does its host's scale-up fabric join instances (``fabric_spans_instances``)?"""
     if catalog is None or "fabric_spans_instances" not in catalog.hosts:
