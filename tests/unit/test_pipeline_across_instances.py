@@ -63,6 +63,18 @@ def test_a_token_reads_the_tp_only_weights_and_pays_a_send_per_stage(h100):
     assert cmax[0] > 2 * cmax[1]  # half the weights per chip leave far more room for the KV cache
 
 
+def test_a_lone_sequence_passes_every_stage_whole(h100):
+    """One sequence on TP4 x PP2: its token passes both stages one after the other, each with the whole
+    sequence (a stage never works on half a sequence) and one scheduler step, so the step is TP4's plus a
+    send per stage."""
+    shape = shape_from_arch(resolve_model("llama3.1-70b"))
+    s = build_setup([ConfigRow(h100, "bf16", "vllm", tp=4, pp=2), ConfigRow(h100, "bf16", "vllm", tp=4)])[0]
+    one = np.ones(2)
+    t_pp, t_tp = decode_step(shape, s, one, np.full(2, 2000.0))["time_s"]
+    extra = 2 * pipeline_hop_s(shape, s, one)[0]
+    assert t_pp == pytest.approx(t_tp + extra, rel=1e-6)
+
+
 def test_stages_on_separate_instances_talk_over_the_scale_out_fabric(h100):
     s = build_setup([ConfigRow(h100, "bf16", "vllm", tp=8, pp=2)])[0]
     assert s.link_bytes_per_s[0] == h100.scaleup_bytes_per_s  # the TP all-reduces stay on NVLink

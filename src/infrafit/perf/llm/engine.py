@@ -291,7 +291,9 @@ def decode_step(shape: LLMShape, s: Setup, batch: np.ndarray, context_tokens: np
     TP-only replica, and every hop adds its latency.
     """
     seqs = batch * shape.beam_width
-    mb = seqs / s.pp  # one micro-batch: what one stage works on at a time
+    # one micro-batch: what one stage works on at a time; with fewer sequences than stages each runs alone
+    # (a stage never works on part of a sequence), so the step is still pp stage times of one sequence
+    mb = np.maximum(seqs / s.pp, np.minimum(seqs, 1.0))
     gemm_bytes = _gemm_weight_bytes_per_gpu(shape, s, mb)
     t_gemm_c = gemm_compute_s(shape, s, mb, s.eff_decode_gemm)
     t_gemm_m = gemm_bytes / (s.memory_bytes_per_s * s.eff_memory)
@@ -304,14 +306,17 @@ def decode_step(shape: LLMShape, s: Setup, batch: np.ndarray, context_tokens: np
     t_comm = _collectives_s(shape, s, mb) + pipeline_hop_s(shape, s, mb)
     t_gemm = np.maximum(t_gemm_c, t_gemm_m)
     t_attn = np.maximum(t_attn_c, t_attn_m)
-    # the host's work per step grows with the sequences each scheduler (one per attention-DP group) runs
-    overhead = decode_fixed_s(shape, s) + seqs_group * s.seq_overhead_s
-    stages = s.pp * np.ones_like(t_gemm + t_attn + t_comm + overhead)
+    stages = s.pp * np.ones_like(t_gemm + t_attn + t_comm)
+    # every stage runs its layers' small kernels for each micro-batch; the host's scheduler step (its
+    # constant, and its work per sequence of each attention-DP group) runs once per micro-batch there is
+    micro_batches = np.minimum(s.pp, np.maximum(seqs, 1.0))
+    per_step = s.step_overhead_s + seqs_group * s.seq_overhead_s
+    overhead = stages * (decode_fixed_s(shape, s) - s.step_overhead_s) + micro_batches * per_step
     return {
-        "time_s": stages * (t_gemm + t_attn + t_comm + overhead), "gemm_s": stages * t_gemm,
+        "time_s": stages * (t_gemm + t_attn + t_comm) + overhead, "gemm_s": stages * t_gemm,
         "gemm_compute_s": stages * t_gemm_c, "gemm_memory_s": stages * t_gemm_m,
         "attention_s": stages * t_attn, "attention_compute_s": stages * t_attn_c, "kv_read_s": stages * t_attn_m,
-        "collectives_s": stages * t_comm, "overhead_s": stages * overhead,
+        "collectives_s": stages * t_comm, "overhead_s": overhead,
     }
 
 
