@@ -322,7 +322,7 @@ def test_business_hours_tabular_scoring_runs_on_one_cpu_vm_in_working_hours(cat)
 
 
 def test_the_edge_example_buys_an_edge_device_within_its_budget(cat):
-    """30 frames/s of ResNet-50 int8 within 50 ms, frames never leave the plant, $25k total: one $249
+    """30 frames/s of ResNet-50 int8 within 50 ms, frames never leave the plant, $25k total: one $399
     Jetson Orin Nano Super does it (~1,900 frames/s predicted); an 8-GPU server is absurd. Labour is the
     edge row's (4 h + 0.25 h per device) x $90 x 36 months, not an owned server's 40 h + 8 h."""
     top = plan(load_spec(EXAMPLES / "edge-vision.yaml", catalog=cat), cat).to_dict()["options"][0]

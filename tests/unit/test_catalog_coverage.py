@@ -60,10 +60,41 @@ def test_no_per_accelerator_price_is_ten_times_off_its_chip():
     assert np.isfinite(ratio).all()
 
 
-def test_the_edge_device_purchase_exists():
+def test_three_sourced_edge_or_single_accelerator_purchases():
+    """Point 4: >= 3 edge or single-accelerator on-prem purchases at sourced prices, each a complete
+    device (host included) whose accelerator row has its memory, bandwidth and a tensor peak."""
+    catalog = load_catalog()
     offers = _offers()
-    edge = offers[(offers["mode"] == "on_prem") & (offers["accelerator_count"] == 1)]
-    assert (edge["accelerator_id"] == "nvidia_jetson_orin_nano_super").any()
+    hosts = catalog.hosts.set_index("id")
+    single = offers[(offers["mode"] == "on_prem") & (offers["accelerator_count"] == 1)
+                    & (offers["purchase_usd"] > 0)]
+    single = single[single["host_id"].map(lambda h: hosts.at[h, "host_kind"] in ("edge_device", "server"))]
+    assert {"nvidia_jetson_orin_nano_super", "nvidia_jetson_agx_orin_64gb",
+            "nvidia_jetson_agx_thor_t5000"} <= set(single["accelerator_id"])
+    assert len(single) >= 3 and single["host_included"].astype(bool).all()
+    for _, row in single.iterrows():
+        assert str(row["source"]).strip() and str(row["retrieved_on"]).strip()
+        acc = catalog.accelerators[row["accelerator_id"]]
+        assert acc.memory_bytes > 0 and acc.memory_bytes_per_s > 0
+        assert any(v > 0 for v in acc.peak_flops_per_s.values())
+    # the July 2026 list prices, not the launch ones
+    price = single.set_index("accelerator_id")["purchase_usd"]
+    assert price["nvidia_jetson_orin_nano_super"] == 399 and price["nvidia_jetson_agx_thor_t5000"] == 5499
+
+
+def test_cpu_only_dedicated_servers_in_three_regions_including_asia():
+    """Point 4: CPU-only dedicated (single-tenant bare-metal) servers in >= 3 regions, Asia among
+    them, each on a CPU socket row of its own generation (not a cloud vCPU slice)."""
+    catalog = load_catalog()
+    offers = _offers()
+    hosts = catalog.hosts.set_index("id")
+    cpu = offers[offers["accelerator_id"].map(lambda a: catalog.accelerators[a].kind == "cpu")]
+    bare = cpu[cpu["host_id"].map(lambda h: hosts.at[h, "host_kind"] == "server")]
+    assert bare["country"].nunique() >= 3 and bare["region"].nunique() >= 3
+    assert {"SG", "JP"} & set(bare["country"])
+    for acc_id in set(bare["accelerator_id"]):
+        acc = catalog.accelerators[acc_id]
+        assert acc.form_factor == "CPU socket" and acc.cores and acc.clock_hz
 
 
 def test_three_sourced_single_gpu_dedicated_servers_from_two_providers():

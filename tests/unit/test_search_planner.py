@@ -138,7 +138,9 @@ def test_component_prices_without_a_host_are_not_planned():
     workload = parse_spec(BASE.format(extra=""))
     kept = filter_offers(catalog, workload, ("cloud", "dedicated", "on_prem"), (), ())
     assert not parts & set(kept.kept["id"])
-    assert len(kept.kept) == len(catalog.offers) - len(parts)
+    edge = set(catalog.offers["host_id"]) & set(catalog.hosts.loc[catalog.hosts["host_kind"] == "edge_device", "id"])
+    edge_offers = set(catalog.offers.loc[catalog.offers["host_id"].isin(edge), "id"])  # inference.mode: edge only
+    assert len(kept.kept) == len(catalog.offers) - len(parts | edge_offers)
 
 
 def test_a_different_chip_comes_before_the_same_chip_at_another_count():

@@ -98,6 +98,9 @@ def test_pay_per_use_keeps_commitments_out_unless_asked(cat):
     asked = _plan(cat, "placement: {countries: [US]}\n"
                        "deployment: {billing: pay_per_use, allowed: [cloud, on_prem]}\nhorizon_months: 36", top=20)
     modes = {o.deployment for o in asked.options}
-    assert "on_prem" in modes and not modes & {"cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly"}
+    assert modes and not modes & {"cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly"}
+    bought = _plan(cat, "placement: {countries: [US]}\n"
+                        "deployment: {billing: pay_per_use, allowed: [on_prem]}\nhorizon_months: 36", top=3)
+    assert bought.options and all(o.deployment == "on_prem" for o in bought.options)  # listed, so it competes
     default = _plan(cat, "placement: {countries: [US]}\nhorizon_months: 36", top=20)
     assert {o.deployment for o in default.options} - {"cloud_on_demand", "cloud_spot"}  # nothing said: all compete

@@ -164,8 +164,9 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
         else np.ones(len(offers), bool)
     hardware_ok, hardware_lines = hardware_mask(offers, catalog, workload)
     billing_ok, billing_lines = pay_per_use_mask(offers, workload, mode_ok & provider_ok & place_ok & complete)
-    keep = mode_ok & provider_ok & place_ok & complete & hardware_ok & billing_ok
-    lines = list(hardware_lines) + billing_lines
+    edge_ok, edge_lines = edge_device_mask(offers, catalog, workload, mode_ok & provider_ok & place_ok & complete)
+    keep = mode_ok & provider_ok & place_ok & complete & hardware_ok & billing_ok & edge_ok
+    lines = list(hardware_lines) + billing_lines + edge_lines
     later: list[tuple[np.ndarray, str]] = []
     if verified_only:
         verified = offer_verified(offers)
@@ -220,6 +221,26 @@ def pay_per_use_mask(offers: pd.DataFrame, workload, eligible: np.ndarray) -> tu
     why = (f"deployment.billing: pay_per_use keeps out {gone} offers that commit to a term ({modes}); list "
            "dedicated or on_prem in deployment.allowed, or drop billing, to compare them")
     return ok, [{"what": "commitments", "reason": why}]
+
+
+def edge_device_mask(offers: pd.DataFrame, catalog, workload,
+                     eligible: np.ndarray) -> tuple[np.ndarray, list[dict[str, str]]]:
+    """Edge devices (hosts of kind ``edge_device``: a module on a developer-kit carrier) serve only
+    ``inference.mode: edge``. They have no remote management, redundant power or rack mounting, so they
+    are not a server for training or a datacenter service, however cheap their FLOPs."""
+    inf = workload.inference
+    if inf is not None and inf.mode == "edge" and workload.task == "inference":
+        return np.ones(len(offers), bool), []
+    edge_hosts = set(catalog.hosts.loc[catalog.hosts["host_kind"] == "edge_device", "id"])
+    edge = per_unique(offers["host_id"], lambda h: h in edge_hosts).to_numpy(bool)
+    gone = int((eligible & edge).sum())
+    if not gone:
+        return ~edge, []
+    names = ", ".join(sorted(set(offers.loc[eligible & edge, "accelerator_id"])))
+    why = (f"{gone} edge-device offers ({names}) serve only inference.mode: edge: a developer kit has no remote "
+           "management, redundant power or rack mounting. To fix: set inference.mode: edge for inference that "
+           "runs on the device")
+    return ~edge, [{"what": "edge devices", "reason": why}]
 
 
 def single_source_accelerators(catalog) -> set[str]:
