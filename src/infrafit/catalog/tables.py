@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import string
+
 from infrafit.catalog.schema import Column, Schema, num, provenance, text
 
 KINDS = ("gpu", "tpu", "asic", "cpu")
@@ -358,11 +360,57 @@ GRID_CARBON = Schema(
         "(never guessed).",
 )
 
+PLACE_BORDERS = Schema(
+    "place_borders",
+    (
+        text("id", "row id"),
+        text("users_countries", "ISO 3166 alpha-2 codes of the user countries the condition is about, "
+             "space-separated"),
+        text("served_in", "the condition holds when the serving country is one of these codes (space-separated); "
+             "empty = see served_outside", required=False),
+        text("served_outside", "the condition holds when the serving country is none of these codes "
+             "(space-separated); empty = see served_in", required=False),
+        text("condition", "short name of the condition (GDPR transfer, cross-border network, ...)"),
+        text("risk", "the risk line an option gets; {users} = the user places in those countries, {country} = "
+             "the serving country, {provider} = the option's provider"),
+        text("confidence", "high | medium | low", choices=CONFIDENCE),
+        text("notes", "scope and caveats", required=False),
+        *provenance(),
+    ),
+    doc="Known conditions on serving users in one country from another (data-transfer law, cross-border "
+        "networks), each with its source: a plan states them as risks, never as a price or a delay it "
+        "has no figure for.",
+)
 
-ROW_CHECKS = {"offers": offer_row_issues, "cost_egress": egress_row_issues, "accelerators": accelerator_row_issues}
+
+BORDER_FIELDS = ("users", "country", "provider")
+
+
+def border_row_issues(rec: dict[str, object]) -> list[tuple[str, str]]:
+    """A border condition names its countries as ISO codes, says exactly one of where it holds, and its
+    risk text uses only the fields a plan fills in."""
+    out: list[tuple[str, str]] = []
+    lists = {k: str(rec.get(k) or "").split() for k in ("users_countries", "served_in", "served_outside")}
+    bad = sorted({c for codes in lists.values() for c in codes if len(c) != 2 or not c.isalpha() or not c.isupper()})
+    if bad:
+        out.append((f"not ISO 3166 alpha-2 codes: {', '.join(bad)}", "write upper-case two-letter codes (DE, CN)"))
+    if not lists["users_countries"]:
+        out.append(("users_countries is empty", "name the user countries the condition is about"))
+    if bool(lists["served_in"]) == bool(lists["served_outside"]):
+        out.append(("give exactly one of served_in and served_outside",
+                    "served_in: the condition holds inside those countries; served_outside: outside them"))
+    fields = {f for _, f, _, _ in string.Formatter().parse(str(rec.get("risk") or "")) if f is not None}
+    if fields - set(BORDER_FIELDS):
+        out.append((f"risk uses unknown fields {sorted(fields - set(BORDER_FIELDS))}",
+                    f"use only {{{'}, {'.join(BORDER_FIELDS)}}}"))
+    return out
+
+
+ROW_CHECKS = {"offers": offer_row_issues, "cost_egress": egress_row_issues, "accelerators": accelerator_row_issues,
+              "place_borders": border_row_issues}
 
 #: Every built-in table, in load order (a table named in ``references`` loads before its users).
 TABLES: dict[str, Schema] = {
     s.name: s for s in (ACCELERATORS, ALIASES, HOSTS, OFFERS, FRAMEWORKS_SCHEMA, STACKS, PROVIDERS, GRID_CARBON,
-                          *COST_TABLES)
+                          PLACE_BORDERS, *COST_TABLES)
 }

@@ -10,6 +10,7 @@ from datetime import date
 
 import numpy as np
 
+from infrafit.search import borders
 from infrafit.search import explain as ex
 from infrafit.search.combine import combined
 from infrafit.search.offers import OWNED_PROVIDER, offer_verified
@@ -88,6 +89,7 @@ def _context(workload, catalog, parts, compat, today) -> dict:
             providers.setdefault(a, set()).add(p)
     return {"workload": workload, "catalog": catalog, "compat": compat, "today": today or date.today(),
             "providers_by_acc": providers,
+            "borders": borders.conditions(catalog.table("place_borders"), borders.user_countries(workload)),
             "interruptions_per_hour": CostParams().spot_interruptions_per_hour_default}
 
 

@@ -7,8 +7,8 @@ import numpy as np
 
 from infrafit.cost.params import PER_START_MODES, CostParams
 from infrafit.perf import MAX_RATE
+from infrafit.search import borders, network
 from infrafit.search import explain as ex
-from infrafit.search import network
 from infrafit.search import operating as op
 from infrafit.search.familiar import adoption_risk, adoption_weeks, resolve_familiar
 from infrafit.search.offers import OWNED_PROVIDER
@@ -224,6 +224,8 @@ def option_json(part, i: int, ctx: dict) -> dict:
         risks = [r for r in risks if not r.startswith("on-prem: capital outlay")]
         risks.append("owned: the plan assumes these servers are free for this workload; power, colocation and "
                      "operations are priced, no maintenance contract (add one as a catalog overlay if you pay it)")
+    if part.task == "serve":
+        risks += borders.risks(ctx.get("borders", []), str(row["country"] or ""), str(row["provider"]))
     providers = ctx["providers_by_acc"].get(row["accelerator_id"], set())
     if len(providers) == 1:
         risks.append(f"single vendor: only {row['provider']} offers {row['accelerator_id']} within your constraints")

@@ -93,7 +93,10 @@ def place_country(name: str) -> str:
     if len(text) == 2 and text.isupper():
         return text
     found = places().get(slug(text))
-    return found[0] if found else ""
+    if found:
+        return found[0]
+    named = _by_name().get(_name_key(text))  # "São Paulo", "Frankfurt": as locate() finds them
+    return places()[named[2]][0] if named else ""
 
 
 def locate(*names: object, country: object = "") -> tuple[float, float, str] | None:
