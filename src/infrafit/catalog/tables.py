@@ -279,6 +279,16 @@ COST_TABLES = (
         num("max_instances_count", "most instances one purchase holds; empty = no limit", required=False),
     ), "How elastic capacity is billed per instance start: increment, minimum, boot time, and for "
        "prepaid blocks their length rule and size limit."),
+    _cost("cost_managed", (
+        text("provider", "provider (as in offers.csv)"),
+        text("platform", "the managed platform that runs the provider's GPU instances for you (control plane, "
+             "node images, scaling)"),
+        text("work", "any | batch: batch rows are the managed batch service scheduled batch inference runs on "
+             "(ops_labour.csv work: batch); any = every other work", choices=("any", "batch")),
+        num("usd_per_cluster_hour", "the platform's own fee per cluster, USD per hour (the instances are billed "
+            "as usual)"),
+    ), "Managed platforms per provider and work: what ``deployment.managed_preferred`` runs the provider's "
+       "instances on, and the fee it adds."),
     _cost("cost_spot", (
         text("provider", "provider (as in offers.csv)"),
         text("host_id", "instance type (hosts.csv id), or any"),

@@ -69,24 +69,56 @@ def ops_labour_table(path: str | None = None) -> pd.DataFrame:
     return read_table(Path(path) if path else OPS_LABOUR_PATH, OPS_LABOUR)
 
 
-def ops_hours(modes: np.ndarray, managed: bool, host_kinds=None, work: str = "any") -> tuple[np.ndarray, np.ndarray]:
-    """(fixed, per instance) engineer hours per month for each mode: the managed row when the user
-    prefers managed services and one exists, the self-managed row otherwise; a row for the host's
-    kind (``edge_device``) overrides the ``any`` row of its mode, and a row for the work (``batch``:
-    scheduled batch inference) the ``any`` row of that."""
+def ops_hours(modes: np.ndarray, managed, host_kinds=None, work: str = "any") -> tuple[np.ndarray, np.ndarray]:
+    """(fixed, per instance) engineer hours per month for each mode: the managed row where ``managed``
+    (one flag, or one per row: the row runs on its provider's managed platform) and one exists, the
+    self-managed row otherwise; a row for the host's kind (``edge_device``) overrides the ``any`` row of
+    its mode, and a row for the work (``batch``: scheduled batch inference) the ``any`` row of that."""
     table = ops_labour_table()
     kinds = np.full(len(modes), "any", dtype=object) if host_kinds is None else np.asarray(host_kinds, dtype=object)
-    by_key: dict[tuple[str, str], tuple[float, float]] = {}
-    for mode, kind in set(zip(modes, kinds, strict=True)):
+    flags = np.broadcast_to(np.asarray(managed, dtype=bool), (len(modes),))
+    by_key: dict[tuple[str, str, bool], tuple[float, float]] = {}
+    for mode, kind, flag in set(zip(modes, kinds, flags.tolist(), strict=True)):
         rows = table[table["mode"] == mode]
         kind_rows = rows["host_kind"] == kind
         rows = rows[kind_rows] if kind_rows.any() else rows[rows["host_kind"] == "any"]
         work_rows = rows["work"] == work
         rows = rows[work_rows] if work_rows.any() else rows[rows["work"] == "any"]
-        pick = rows[rows["managed"] == managed] if (rows["managed"] == managed).any() else rows[~rows["managed"]]
-        by_key[(mode, kind)] = float(pick["hours_per_month"].iloc[0]), float(pick["hours_per_instance_month"].iloc[0])
-    hours = np.array([by_key[(m, k)] for m, k in zip(modes, kinds, strict=True)], dtype=float).reshape(len(modes), 2)
+        pick = rows[rows["managed"] == flag] if (rows["managed"] == flag).any() else rows[~rows["managed"]]
+        by_key[(mode, kind, flag)] = (float(pick["hours_per_month"].iloc[0]),
+                                      float(pick["hours_per_instance_month"].iloc[0]))
+    hours = np.array([by_key[(m, k, f)] for m, k, f in zip(modes, kinds, flags.tolist(), strict=True)],
+                     dtype=float).reshape(len(modes), 2)
     return hours[:, 0], hours[:, 1]
+
+
+def managed_modes() -> frozenset[str]:
+    """Modes whose operations change on a managed platform (ops_labour.csv has a managed row for them)."""
+    table = ops_labour_table()
+    return frozenset(table.loc[table["managed"], "mode"])
+
+
+def managed_platforms(catalog, rows: pd.DataFrame, prefer: bool,
+                      work: str = "any") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(N,) per offer row: whether it runs on its provider's managed platform, the platform's name ("" when
+    not) and its fee in USD per month. Only when the workload prefers managed services
+    (``deployment.managed_preferred``), only for a provider with a platform in ``cost_managed.csv`` for the
+    ``work`` (``batch``: its managed batch service, else its ``any`` platform) and only in a mode whose
+    operations a platform changes; every other row is self-managed at no fee."""
+    n = len(rows)
+    table = catalog.cost_factors.get("managed")
+    if not prefer or table is None or table.empty or n == 0:
+        return np.zeros(n, bool), np.full(n, "", dtype=object), np.zeros(n)
+    kind = table["work"] if "work" in table else pd.Series("any", index=table.index)
+    table = table[kind == work] if (kind == work).any() else table[kind == "any"]
+    by = {norm_name(str(p)): (str(name), float(fee)) for p, name, fee in
+          zip(table["provider"], table["platform"], table["usd_per_cluster_hour"], strict=True)}
+    found = [by.get(norm_name(str(p))) for p in rows["provider"]]
+    ok = np.array([f is not None for f in found], bool) & np.isin(rows["mode"].to_numpy(dtype=object),
+                                                                 sorted(managed_modes()))
+    names = np.array([f[0] if f and k else "" for f, k in zip(found, ok, strict=True)], dtype=object)
+    fees = np.array([f[1] * HOURS_PER_MONTH if f and k else 0.0 for f, k in zip(found, ok, strict=True)])
+    return ok, names, fees
 
 
 def _spot_hazards(catalog, rows: pd.DataFrame) -> np.ndarray:
@@ -294,7 +326,8 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
     kind_by_host = catalog.hosts.set_index("id")["host_kind"] if "host_kind" in catalog.hosts else None
     host_kinds = (rows["host_id"].map(kind_by_host).fillna("any").to_numpy(dtype=object)
                   if kind_by_host is not None else None)
-    fixed_h, per_h = ops_hours(modes, managed, host_kinds, work)
+    on_platform, _platform, platform_fee = managed_platforms(catalog, rows, managed, work)
+    fixed_h, per_h = ops_hours(modes, on_platform, host_kinds, work)
     site, notes = _site_factors(catalog, rows, site_region, site_country, electricity_sector, facility,
                                 maintenance_item)
     includes = rows["includes"].to_numpy(dtype=object) if "includes" in rows else np.full(len(rows), "")
@@ -319,7 +352,7 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
         instances=np.where(_spans_fabric(catalog, rows), 1.0, inst),
         accel_tdp_w=np.nan_to_num(tdp), host_power_w=host_w * inst, **site,
         life_years=p.onprem_life_years, residual_fraction=p.onprem_residual_fraction,
-        ops_hours_per_month=fixed_h,
+        ops_hours_per_month=fixed_h, platform_usd_per_month=platform_fee,
         ops_hours_per_replica_month=per_h * np.where(_spans_fabric(catalog, rows), 1.0, inst),  # per instance run
         migration_engineer_weeks=migration_engineer_weeks, egress_usd_per_gb=usd_per_gb,
         egress_tier_upto_gb=upto_gb, storage_usd_per_gb_month=storage, **billing, **carbon,

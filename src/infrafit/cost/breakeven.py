@@ -64,7 +64,8 @@ def linear_cost(offers: OfferArrays, *, horizon_months: int, engineer_usd_per_ho
             [o.usd_per_hour * hours, o.usd_per_hour * hours * spot_factor, onprem_b], 0.0)
     elastic = np.isin(mode, PER_START_MODES)
     labour = engineer_usd_per_hour * h
-    a = a + labour * (o.ops_hours_per_month + np.where(elastic, 0.0, o.ops_hours_per_replica_month))
+    a = a + labour * (o.ops_hours_per_month + np.where(elastic, 0.0, o.ops_hours_per_replica_month)) \
+        + o.platform_usd_per_month * h
     b = b + labour * np.where(elastic, o.ops_hours_per_replica_month, 0.0)
     return a, b
 

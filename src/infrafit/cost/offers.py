@@ -49,6 +49,7 @@ _DEFAULTS: dict[str, float] = {
     "carbon_pue": 1.0,  # the facility PUE energy is counted at (cost.carbon)
     "grid_co2e_g_per_kwh": np.nan,  # the grid's carbon intensity; NaN = no source
     "interregion_usd_per_gb": np.nan,  # to another region of the same provider; NaN = internet egress applies
+    "platform_usd_per_month": 0.0,  # a managed platform's own fee (one cluster), paid with the fixed ops hours
 }
 
 
@@ -89,6 +90,7 @@ class OfferArrays:
     carbon_pue: np.ndarray
     grid_co2e_g_per_kwh: np.ndarray
     interregion_usd_per_gb: np.ndarray
+    platform_usd_per_month: np.ndarray
     egress_tier_upto_gb: np.ndarray  # (N, T) cumulative upper bounds, last inf
     egress_usd_per_gb: np.ndarray  # (N, T)
     storage_usd_per_gb_month: Mapping[str, np.ndarray] = field(default_factory=dict)
@@ -142,7 +144,7 @@ class OfferArrays:
     def scaled_prices(self, factor: float) -> OfferArrays:
         """Every market price x ``factor`` (sensitivity): rates, purchases, power, egress, storage."""
         names = ("usd_per_hour", "usd_per_month", "purchase_usd", "setup_usd", "fallback_usd_per_hour",
-                 "usd_per_kwh", "colocation_usd_per_kw_month", "egress_usd_per_gb")
+                 "usd_per_kwh", "colocation_usd_per_kw_month", "egress_usd_per_gb", "platform_usd_per_month")
         changes = {k: getattr(self, k) * factor for k in names}
         changes["storage_usd_per_gb_month"] = {k: v * factor for k, v in self.storage_usd_per_gb_month.items()}
         return replace(self, **changes)

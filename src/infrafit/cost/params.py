@@ -24,6 +24,7 @@ BREAKDOWN_KEYS: tuple[str, ...] = (
     "colocation_usd",
     "maintenance_usd",
     "ops_labour_usd",
+    "platform_usd",
     "migration_usd",
     "setup_usd",
     "interruption_overhead_usd",

@@ -198,8 +198,10 @@ def price_options(
         monthly["storage_usd"] = np.broadcast_to(
             storage_usd(storage, offers.storage_usd_per_gb_month, shape[1]), shape).copy()
     held = replicas_held(demand, offers)
-    ops_hours = offers.ops_hours_per_month * ops_duty(demand, offers) + offers.ops_hours_per_replica_month * held
+    duty = ops_duty(demand, offers)
+    ops_hours = offers.ops_hours_per_month * duty + offers.ops_hours_per_replica_month * held
     monthly["ops_labour_usd"] = ops_hours * engineer_usd_per_hour
+    monthly["platform_usd"] = np.broadcast_to(offers.platform_usd_per_month * duty, shape).copy()
     migration = np.zeros(shape)
     migration[0] = offers.migration_engineer_weeks * p.hours_per_engineer_week * engineer_usd_per_hour
     monthly["migration_usd"] = migration

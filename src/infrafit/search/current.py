@@ -66,10 +66,10 @@ def current_offer(catalog, workload, today: date) -> pd.DataFrame:
     return annotate(pd.DataFrame([row]), catalog)
 
 
-def _bill(part, i: int, workload) -> tuple[np.ndarray, np.ndarray]:
+def _bill(part, i: int, workload, catalog) -> tuple[np.ndarray, np.ndarray]:
     """(M,) today's bill scaled to the replicas needed (never fewer than today's), and (M,) ops labour
     of today's mode, for candidate ``i``."""
-    from infrafit.cost.adapters import ops_hours
+    from infrafit.cost.adapters import managed_platforms, ops_hours
 
     cur = workload.current
     chips = int(part.ev.rows[i]["count"])
@@ -78,8 +78,11 @@ def _bill(part, i: int, workload) -> tuple[np.ndarray, np.ndarray]:
     bill = float(cur.monthly_usd) * replicas / today_replicas
     from infrafit.search.parts import ops_work
 
-    fixed_h, per_h = ops_hours(np.array([cur.mode]), bool(workload.deployment.managed_preferred),
-                               work=ops_work(workload, part.task))
+    # today's platform is operated as a candidate would be: managed only on its provider's managed platform
+    # (whose fee is in today's bill already)
+    on_platform, _, _ = managed_platforms(catalog, part.offers.iloc[[i]], bool(workload.deployment.managed_preferred),
+                                          ops_work(workload, part.task))
+    fixed_h, per_h = ops_hours(np.array([cur.mode]), on_platform, work=ops_work(workload, part.task))
     instances = replicas * float(part.offers["instances_per_replica"].iloc[i])
     labour = (float(fixed_h[0]) + float(per_h[0]) * instances) * float(workload.ops.engineer_usd_per_hour)
     return bill, labour
@@ -111,7 +114,7 @@ def stay(workload, arch, catalog, objective: str, today: date, build_part) -> St
         lines = "; ".join(x for v in part.failures.values() for x in v) or "no configuration fits the fleet"
         return Stay(None, flat, {"what": "stay as is", "reason": f"today's {cur.count} x {cur.accelerator} cannot "
                                  f"carry the workload within its SLOs: {lines}"})
-    costs = {i: _bill(part, i, workload) for i in ok}
+    costs = {i: _bill(part, i, workload, catalog) for i in ok}
     best = min(ok, key=lambda i: float(costs[i][0].sum() + costs[i][1].sum()))
     bill, labour = costs[best]
     option = option_json(part, best, _context(workload, catalog, {task: part}, compat, today))

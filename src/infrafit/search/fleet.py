@@ -261,7 +261,7 @@ def separate_total(workloads, plans) -> tuple[float, float, list[str]]:
         o = p["options"][0]
         key = (o["provider"], o["deployment"])
         if key in seen:
-            fixed_h, _ = ops_hours(np.array([o["deployment"]]), bool(w.deployment.managed_preferred),
+            fixed_h, _ = ops_hours(np.array([o["deployment"]]), bool(o.get("server", {}).get("managed_platform")),
                                    work=ops_work(w, "train" if w.inference is None else "serve"))
             fixed = float(fixed_h[0]) * float(w.ops.engineer_usd_per_hour) * int(w.horizon_months)
             shared += min(fixed, float(o["cost"]["breakdown"].get("ops_labour_usd", 0.0)))

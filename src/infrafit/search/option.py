@@ -190,6 +190,8 @@ def option_json(part, i: int, ctx: dict) -> dict:
         why.extend(x for x in [_availability_line(workload)] if x)
     why.extend(x for x in [_workflow_line(workload, cost, str(row["family"]), float(part.arrays.term_months[i]),
                                           str(row["mode"]))] if x)
+    platform = _managed_platform(catalog, part.offers.iloc[[i]], workload, part.task)
+    why.extend(x for x in [_managed_line(workload, catalog, row, platform, cost)] if x)
     comp = ctx["compat"][row["family"]]
     risks = []
     if comp.support != "first-class":
@@ -254,9 +256,37 @@ def option_json(part, i: int, ctx: dict) -> dict:
         "region": str(row["region"] or ""), "country": str(row["country"] or ""), "family": row["family"],
         "offer_id": str(row["id"]), "user_row": user or acc_row.user_row, "availability": availability,
         "price_retrieved_on": str(row["retrieved_on"]),
-        "server": server, "performance": perf, "cost": cost, "efficiency": efficiency(part, workload, cost),
+        "server": server | {"managed_platform": platform or None}, "performance": perf, "cost": cost,
+        "efficiency": efficiency(part, workload, cost),
         "why": why, "risks": risks,
     }
+
+
+def _managed_platform(catalog, rows, workload, task: str) -> str:
+    """The managed platform the option runs on ("" when self-managed): ``cost.adapters.managed_platforms``."""
+    from infrafit.cost.adapters import managed_platforms
+    from infrafit.search.parts import ops_work
+
+    on, names, _ = managed_platforms(catalog, rows, bool(workload.deployment.managed_preferred),
+                                     ops_work(workload, task))
+    return str(names[0]) if bool(on[0]) else ""
+
+
+def _managed_line(workload, catalog, row, platform: str, cost: dict) -> str | None:
+    """What ``deployment.managed_preferred`` did to this option (None when the spec does not ask)."""
+    if not workload.deployment.managed_preferred:
+        return None
+    if platform:
+        fee = float(cost["breakdown"].get("platform_usd", 0.0))
+        return (f"managed: runs on {platform}; its fee is {fmt_usd(fee)} over the horizon (platform) and operations "
+                "are at the managed rate of ops_labour.csv")
+    table = catalog.cost_factors.get("managed")
+    listed = "" if table is None or table.empty else "; ".join(
+        f"{p}: {n} ({w})" for p, n, w in zip(table["provider"], table["platform"], table["work"], strict=True))
+    return (f"managed: the catalog has no managed platform for this work on {row['provider']} {row['mode']} "
+            f"(cost_managed.csv: {listed or 'none'}), so it is operated self-managed; a managed endpoint's own "
+            "prices (SageMaker, Vertex AI) are not in the catalog: add your platform and its fee as a "
+            "cost_managed.csv overlay row")
 
 
 def startup_json(part, i: int) -> dict:
