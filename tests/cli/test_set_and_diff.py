@@ -46,7 +46,7 @@ def test_estimate_takes_set_too():
 def test_diff_names_what_changed_and_can_fail_a_build(tmp_path):
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     old.write_text(json.dumps(_plan_json()))
-    new.write_text(json.dumps(_plan_json("--set", "inference.traffic.requests_per_s=5")))
+    new.write_text(json.dumps(_plan_json("--set", "inference.traffic.peak_requests_per_s=30")))
     result = CliRunner().invoke(app, ["diff", str(old), str(new), "--json"])
     assert result.exit_code == 0, result.output
     d = json.loads(result.stdout)

@@ -228,7 +228,7 @@ inference:
     requests_per_s: 20
     input_tokens: {{mean: 1000, p99: 4000}}
     output_tokens: {{mean: 300, p99: 1000}}
-  slo: {{ttft_p99_s: 2.0, tpot_p99_s: 0.06}}
+  slo: {{ttft_p99_s: 2.0, tpot_p99_s: 0.06, risk: p50}}  # hand-checked at the prediction itself
 usage: {{pattern: continuous}}
 placement: {{countries: [US]}}
 deployment: {{allowed: [cloud]}}

@@ -262,7 +262,9 @@ precision: [fp8, bf16]
 inference:
   mode: realtime
   traffic: {requests_per_s: 20, input_tokens: {mean: 1500, p99: 6000}, output_tokens: {mean: 300, p99: 1000}}
-  slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.06}
+  # hand-checked at the prediction itself; at the default p90 the TTFT band (~1.9x) leaves a pair ~3 req/s:
+  # 8 replicas, and the same answer (rent, not buy)
+  slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.06, risk: p50}
 usage: {pattern: continuous}
 placement: {countries: [US]}
 deployment: {allowed: [cloud, on_prem]}

@@ -85,7 +85,7 @@ EFFECTS: dict[str, tuple[dict, dict, str]] = {
     "inference.slo.e2e_p99_s": (CHAT, {"inference.slo.e2e_p99_s": 12.0}, "plan"),
     "inference.slo.latency_p99_s": (VISION, {"inference.slo.latency_p99_s": 0.005}, "plan"),
     "inference.slo.measured_at": (USERS, {"inference.slo.measured_at": "server"}, "plan"),
-    "inference.slo.risk": (CHAT, {"inference.slo.risk": "p90"}, "plan"),
+    "inference.slo.risk": (CHAT, {"inference.slo.risk": "p50"}, "plan"),  # p90 is the default
     "inference.traffic.prefix.shared_tokens": (CHAT, {"inference.traffic.prefix": {"shared_tokens": 600}}, "plan"),
     "inference.traffic.prefix.hit_rate": (SHARED, {"inference.traffic.prefix.hit_rate": 0.2}, "plan"),
     "inference.speculative.method": (CHAT, {"inference.speculative": {"method": "eagle"}}, "plan"),

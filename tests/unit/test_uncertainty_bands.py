@@ -121,11 +121,18 @@ def test_p90_risk_lowers_the_load_one_configuration_may_carry(tmp_path, capsys):
 def test_plan_risk_flag_is_the_spec_field(tmp_path, capsys):
     spec = tmp_path / "s.yaml"
     spec.write_text(CHAT)
-    assert main(["plan", str(spec), "--risk", "p90", "--json", "--top", "1"]) == 0
+    assert main(["plan", str(spec), "--risk", "p50", "--json", "--top", "1"]) == 0
     flag = json.loads(capsys.readouterr().out)
-    assert main(["plan", str(spec), "--set", "inference.slo.risk=p90", "--json", "--top", "1"]) == 0
+    assert main(["plan", str(spec), "--set", "inference.slo.risk=p50", "--json", "--top", "1"]) == 0
     field = json.loads(capsys.readouterr().out)
     assert flag["options"][0]["cost"]["tco_usd"] == field["options"][0]["cost"]["tco_usd"]
+    assert main(["plan", str(spec), "--json", "--top", "1"]) == 0
+    default = json.loads(capsys.readouterr().out)
+    assert main(["plan", str(spec), "--risk", "p90", "--json", "--top", "1"]) == 0
+    p90 = json.loads(capsys.readouterr().out)
+    assert default["workload"]["inference"]["slo"]["risk"] == "p90"  # the default: sized for the band
+    assert default["options"][0]["cost"]["tco_usd"] == p90["options"][0]["cost"]["tco_usd"]
+    assert any("SLOs checked at p90 of the uncertainty band" in w for w in default["options"][0]["why"])
     assert main(["plan", str(spec), "--risk", "p99"]) == 2
     assert "To fix" in capsys.readouterr().err
 
@@ -135,3 +142,38 @@ def test_risk_on_a_spec_without_serving_is_refused(capsys):
     assert main(["plan", str(ROOT / "examples" / "multi-model-fleet.yaml"), "--risk", "p90"]) == 2
     err = capsys.readouterr().err
     assert "--risk checks the SLOs of serving" in err and "does not apply to a fleet" in err
+
+
+def test_a_latency_without_its_own_band_is_the_reciprocal_of_the_throughput_band():
+    """Non-LLM serving has a throughput band only: a rate measured r x the prediction is a step 1/r x
+    as long, so the latency band is the reciprocal (the all-metric band would put the tail on the wrong side)."""
+    rate = B.band("nonllm", "throughput", "in_fit")
+    lat = B.band("nonllm", "latency", "in_fit")
+    assert lat.p90_ratio == pytest.approx(1.0 / rate.p10_ratio) and lat.p10_ratio == pytest.approx(1.0 / rate.p90_ratio)
+    assert lat.p90_ratio > 1.0 > lat.p10_ratio and "reciprocal" in lat.source
+
+
+def test_p90_risk_checks_a_non_llm_latency_slo_at_the_band():
+    """A BERT-base classifier at a 15 ms p99: at p90 each configuration's p99 times its band ratio must be
+    within the SLO, so the SLO-limited batch and rate drop wherever the SLO binds."""
+    from infrafit.perf.evaluate_many import serving_slo_s
+    from infrafit.perf.nonllm.capacity import evaluate_nonllm
+
+    cat = load_catalog()
+    spec = parse_spec("name: cls\ntask: inference\nmodel: bert-base\ninference:\n  mode: realtime\n"
+                      "  traffic: {requests_per_s: 100}\n  slo: {latency_p99_s: 15ms}\n", "cls.yaml", catalog=cat)
+    arch = spec.model_arch()
+    pairs = [(cat.accelerator(a), 1) for a in ("nvidia_l4", "nvidia_h100_sxm", "intel_xeon_spr_4core")]
+    slo, realtime = serving_slo_s(spec)
+    got = {r: evaluate_nonllm(arch, pairs, ("fp16",), slo, realtime, {}, risk=r) for r in ("p50", "p90")}
+    by = {r: {c["accelerator"]: (float(ev.capacity[i]), float(ev.metric[i]))
+              for i, c in enumerate(ev.rows)} for r, ev in got.items()}
+    lowered = 0
+    for acc, (rate90, p99_90) in by["p90"].items():
+        rate50, _ = by["p50"][acc]
+        assert rate90 <= rate50 + 1e-9
+        if rate90 > 0:
+            factor = B.slo_factor("nonllm", "latency_p99_s", str(arch.id), acc, "p90")
+            assert p99_90 * factor <= 0.015 + 1e-12
+        lowered += rate90 < rate50 * 0.999
+    assert lowered >= 1

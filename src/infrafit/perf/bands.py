@@ -101,13 +101,28 @@ def regime(task_kind: str, model_id: str, accelerator_id: str) -> str:
 
 
 def band(task_kind: str, metric: str, regime_name: str) -> Band:
-    """The band of the regime, falling back to the task kind's all-metric band, then all task kinds."""
+    """The band of the regime, falling back to the task kind's all-metric band, then all task kinds.
+
+    A latency with no band of its own whose task kind has a throughput band takes that band's reciprocal
+    (``latency_band``): one step serves ``batch`` samples in ``batch / rate`` seconds, so a rate measured
+    ``r`` x the prediction is a step ``1 / r`` x as long (the all-metric band would say the opposite)."""
     table = bands()
+    if metric == "latency" and (task_kind, metric, regime_name) not in table \
+            and (task_kind, "throughput", regime_name) in table:
+        return latency_band(table[(task_kind, "throughput", regime_name)])
     for key in ((task_kind, metric, regime_name), (task_kind, "*", regime_name), ("*", "*", regime_name)):
         if key in table:
             return table[key]
     raise CatalogError(f"no uncertainty band for {task_kind}/{metric}/{regime_name}",
                        fix="regenerate perf_profiles_bands.csv with scripts/fit_bands.py")
+
+
+def latency_band(throughput: Band) -> Band:
+    """The latency band of a throughput band: p10/p50/p90 of ``measured / predicted`` step time are the
+    reciprocals of the rate's p90/p50/p10."""
+    return Band(throughput.task_kind, "latency", throughput.regime, 1.0 / throughput.p90_ratio,
+                1.0 / throughput.p50_ratio, 1.0 / throughput.p10_ratio, throughput.rows,
+                f"reciprocal of {throughput.task_kind}/throughput/{throughput.regime}: {throughput.source}")
 
 
 def figure_metric(name: str) -> str | None:

@@ -97,4 +97,4 @@ def evaluate(workload: Workload, task: str, pairs: Sequence[tuple[Accelerator, i
                             speculative=inf.speculative), {}
     slo, realtime = serving_slo_s(workload)
     return evaluate_nonllm(arch, pairs, precs, slo, realtime, nonllm_work_shape(workload, arch), targets=targets,
-                           framework=workload.framework, point=point), {}
+                           framework=workload.framework, point=point, risk=inf.slo.risk), {}

@@ -139,7 +139,7 @@ class Slo(Section):
     ``client`` (the default when ``placement.users_in`` is given) adds the network round trip from
     each user place to TTFT, end-to-end and per-request latency; ``server`` checks them at the server.
     ``risk``: where in the prediction's uncertainty band the limits are checked (``perf.bands``): ``p90``
-    passes a configuration only when the band's 90th percentile is within each limit, ``p50`` (default)
+    (default) passes a configuration only when the band's 90th percentile is within each limit, ``p50``
     when the prediction itself is."""
 
     ttft_p99_s: t.Seconds | None = None
@@ -147,7 +147,7 @@ class Slo(Section):
     e2e_p99_s: t.Seconds | None = None
     latency_p99_s: t.Seconds | None = None
     measured_at: Literal["client", "server"] | None = None
-    risk: Literal["p50", "p90"] = "p50"
+    risk: Literal["p50", "p90"] = "p90"
 
 
 class Speculative(Section):

@@ -78,15 +78,47 @@ def _at_batches(arch: Any, accs: list[Any], counts: np.ndarray, p: str, slo: flo
 def evaluate_nonllm(arch: Any, pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...],
                     latency_slo_s: float | None, realtime: bool, work_shape: dict[str, Any],
                     targets: tuple[float, ...] = (), framework: str | None = None,
-                    point: OperatingPoint | None = None) -> Evaluated:
+                    point: OperatingPoint | None = None, risk: str = "p50") -> Evaluated:
     """Samples/s per replica within the latency SLO (realtime) or offline (batch), at the SLO-limited
     batch, at ``targets`` (fractions of that rate: smaller batches), or at ``point``.
+
+    At ``risk`` ``p90`` a configuration's p99 must be within the SLO at its uncertainty band's p90
+    (``perf.bands.slo_factor``): the SLO it is checked against is the limit divided by that ratio, which
+    may differ by chip (a chip outside the fit has a wider band).
 
     Every point's figures come from one batch size alone (``nonllm_rate_grid``), so a configuration
     has the same numbers at the same batch whichever caller asked."""
     if not pairs:
         return Evaluated.empty()
     slo = latency_slo_s if realtime else None
+    parts: list[Any] = []
+    for group, factor in _by_risk_factor(arch, pairs, risk if slo else "p50"):
+        parts += _evaluate_group(arch, group, precisions, None if slo is None else slo / factor, work_shape,
+                                 targets, framework, point)
+    cfg, fits, rate_a, lat, mem, capb, p50s = zip(*parts, strict=True)
+    lat_a = np.asarray(lat, float)
+    slo_d = {"latency_p99_s": (lat_a, float(latency_slo_s))} if latency_slo_s and realtime else {}
+    return Evaluated(list(cfg), np.asarray(fits), np.asarray(rate_a, float), np.full(len(cfg), np.nan), lat_a,
+                     np.asarray(mem, float), np.asarray(capb, float), slo_d, [{} for _ in cfg],
+                     {"e2e_s": np.asarray(p50s, float)})
+
+
+def _by_risk_factor(arch: Any, pairs: Sequence[tuple[Any, int]],
+                    risk: str) -> list[tuple[list[tuple[Any, int]], float]]:
+    """``pairs`` grouped by what their predicted p99 is multiplied by before the SLO check at ``risk``."""
+    from infrafit.perf.bands import slo_factor
+
+    groups: dict[float, list[tuple[Any, int]]] = {}
+    for acc, n in pairs:
+        f = 1.0 if risk == "p50" else slo_factor("nonllm", "latency_p99_s", str(arch.id), acc.id, risk)
+        groups.setdefault(f, []).append((acc, n))
+    return [(g, f) for f, g in groups.items()]
+
+
+def _evaluate_group(arch: Any, pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...], slo: float | None,
+                    work_shape: dict[str, Any], targets: tuple[float, ...], framework: str | None,
+                    point: OperatingPoint | None) -> list[Any]:
+    """The rows of ``evaluate_nonllm`` for ``pairs`` checked against ``slo`` (already risk-adjusted)."""
     parts = []
     accs = [a for a, _ in pairs]
     counts = np.array([n for _, n in pairs], float)
@@ -108,9 +140,4 @@ def evaluate_nonllm(arch: Any, pairs: Sequence[tuple[Any, int]], precisions: tup
                            "tp": 1, "pp": 1, "dp": n, "ep": 1, "batch": b, "operating_point": desc},
                           bool(full["fits"][i]), r, p99, float(work.weight_bytes + b * work.activation_bytes),
                           float(acc.memory_bytes), p50))
-    cfg, fits, rate_a, lat, mem, capb, p50s = zip(*parts, strict=True)
-    lat_a = np.asarray(lat, float)
-    slo_d = {"latency_p99_s": (lat_a, float(latency_slo_s))} if latency_slo_s and realtime else {}
-    return Evaluated(list(cfg), np.asarray(fits), np.asarray(rate_a, float), np.full(len(cfg), np.nan), lat_a,
-                     np.asarray(mem, float), np.asarray(capb, float), slo_d, [{} for _ in cfg],
-                     {"e2e_s": np.asarray(p50s, float)})
+    return parts
