@@ -29,9 +29,17 @@ def test_each_config_resolves_by_hf_id_and_bare_name(path):
     if by_id.kind == "decoder":
         shape = shape_from_arch(by_id)
         assert shape.num_layers > 0 and shape.params_total > 0
-    declared = json.loads(path.read_text()).get("num_hidden_layers")
+    cfg = json.loads(path.read_text())
+    declared = cfg.get("num_hidden_layers")
     if declared and by_id.kind == "decoder":
-        assert by_id.num_layers == declared
+        if cfg.get("hybrid_override_pattern"):  # one job per block: the model is its mixer blocks
+            pattern = cfg["hybrid_override_pattern"]
+            assert by_id.num_layers == pattern.count("M") + pattern.count("*") and len(pattern) == declared
+        elif cfg.get("block_configs"):  # NAS-pruned: the model is its attention blocks
+            live = [b for b in cfg["block_configs"] if not b["attention"].get("no_op")]
+            assert by_id.num_layers == len(live) and len(cfg["block_configs"]) == declared
+        else:
+            assert by_id.num_layers == declared
 
 
 def test_a_modelopt_quant_config_sets_the_checkpoint_precision():

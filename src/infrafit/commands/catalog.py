@@ -255,18 +255,30 @@ def stacks(family: FamilyOpt = None, as_json: JsonOpt = False) -> None:
 
 @catalog_app.command("models")
 def models(as_json: JsonOpt = False) -> None:
-    """The model library (architectures the estimators know)."""
-    from infrafit.units import KB
+    """The model library (architectures the estimators know), then the shipped Hugging Face configs."""
     from infrafit.workload.models import model_table
 
     rows = model_table()
-    _emit(rows, as_json, "models", [
-        ("id", lambda r: r["id"]), ("name", lambda r: r["name"]), ("kind", lambda r: r["kind"]),
-        ("params", lambda r: _count(r["params_total"])), ("active", lambda r: _count(r["params_active"])),
-        ("KV kB/token bf16", lambda r: _fmt(r["kv_bytes_per_token_bf16"] or None, KB, 1)),
-        ("KV kB/token fp8", lambda r: _fmt(r["kv_bytes_per_token_fp8"] or None, KB, 1)),
-        ("precision", lambda r: r["default_precision"] or "-"),
-    ])
+    if not as_json:  # the curated library, then the shipped configs it lacks (long Hugging Face ids)
+        shipped = [r for r in rows if str(r.get("source", "")).startswith("shipped config.json")]
+        _emit([r for r in rows if r not in shipped], False, "models", _MODEL_COLUMNS)
+        _emit(shipped, False, "shipped Hugging Face configs", [_MODEL_COLUMNS[0], *_MODEL_COLUMNS[2:]])
+        return
+    _emit(rows, as_json, "models", _MODEL_COLUMNS)
+
+
+def _kv_kb(key: str) -> Any:
+    from infrafit.units import KB
+
+    return lambda r: _fmt(r[key] or None, KB, 1)
+
+
+_MODEL_COLUMNS: list[tuple[str, Any]] = [
+    ("id", lambda r: r["id"]), ("name", lambda r: r["name"]), ("kind", lambda r: r["kind"]),
+    ("params", lambda r: _count(r["params_total"])), ("active", lambda r: _count(r["params_active"])),
+    ("KV kB/token bf16", _kv_kb("kv_bytes_per_token_bf16")), ("KV kB/token fp8", _kv_kb("kv_bytes_per_token_fp8")),
+    ("precision", lambda r: r["default_precision"] or "-"),
+]
 
 
 @catalog_app.command("show")

@@ -213,9 +213,11 @@ def render_explain(plan: Plan, rank: int, console: Any) -> None:
     console.print(f"[bold]#{o.rank}[/bold] {o.count}x {o.accelerator} {o.precision} {o.stack} · "
                   f"{_MODE_SHORT.get(o.deployment, o.deployment)} · {o.provider} · {o.region}", highlight=False)
     if server.get("host_id"):
-        cores, ram = float(server.get("cpu_cores") or 0), fmt_bytes(float(server.get("ram_bytes") or 0))
+        cores, ram = float(server.get("cpu_cores") or 0), float(server.get("ram_bytes") or 0)
+        size = (f"{cores:g} cores, {fmt_bytes(ram)} RAM" if cores and ram
+                else "cores and RAM not stated by the provider's listing")
         console.print(f"  server: {server.get('instances_per_replica', 1)} x {server['host_id']} per replica, "
-                      f"{cores:g} cores, {ram} RAM", highlight=False)
+                      f"{size}", highlight=False)
     console.print(f"  performance: {_perf_summary(o)}; bottleneck {o.performance.get('bottleneck') or '-'}",
                   highlight=False)
     console.print("[bold]why[/bold]")

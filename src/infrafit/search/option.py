@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from infrafit.cost.params import PER_START_MODES, CostParams
+from infrafit.cost.params import ELASTIC_MODES, PER_START_MODES, CostParams
 from infrafit.perf import MAX_RATE
 from infrafit.search import borders, network
 from infrafit.search import explain as ex
@@ -105,6 +105,15 @@ def _lock_in(catalog, stack: str, family: str) -> str | None:
 _QUANTISED = ("fp8", "int8", "fp4", "int4")
 
 
+def _replicas_line(peak: float, capacity: float, mode: str) -> str:
+    """How many replicas serve the peak, and how they are paid: elastic modes scale with the hourly
+    traffic and pay replica-hours (``cost.capacity_plan``); fixed ones hold the peak all month."""
+    if mode in ELASTIC_MODES:
+        return (f"up to {peak:.0f} replica(s) of {capacity:,.3g} requests/s at the peak; scaled with the hourly "
+                "traffic and paid per replica-hour (elastic modes)")
+    return f"{peak:.0f} replica(s) of {capacity:,.3g} requests/s held at the peak month (fixed modes)"
+
+
 def _quality_risk(workload, cfg: dict) -> str | None:
     """A 4- or 8-bit option chosen under ``precision: auto`` carries a quality risk: infrafit priced it,
     it did not measure its accuracy. The line names the check that does."""
@@ -185,8 +194,7 @@ def option_json(part, i: int, ctx: dict) -> dict:
                        f"{run['items_per_s_per_replica']:,.3g} items/s; paid for the run, not the window "
                        "(elastic modes)")
         else:
-            why.append(f"{peak:.0f} replica(s) of {part.ev.capacity[i]:,.3g} requests/s held at the peak month "
-                       "(fixed modes)")
+            why.append(_replicas_line(peak, float(part.ev.capacity[i]), str(row["mode"])))
         why.extend(x for x in [_availability_line(workload)] if x)
     why.extend(x for x in [_workflow_line(workload, cost, str(row["family"]), float(part.arrays.term_months[i]),
                                           str(row["mode"]))] if x)

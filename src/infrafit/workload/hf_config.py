@@ -24,7 +24,7 @@ from infrafit.workload.quant import scheme_from_config
 #: model types whose word embeddings are tied to the LM head unless the config says otherwise
 #: (the defaults of the corresponding transformers config classes).
 _TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "bert", "opt", "gpt2", "whisper"}
-_PLAIN_MLP = {"gptj", "gpt2", "opt", "bert", "gpt_neox", "whisper", "falcon", "gpt_bigcode"}
+_PLAIN_MLP = {"gptj", "gpt2", "opt", "bert", "gpt_neox", "whisper", "falcon", "gpt_bigcode", "nemotron_h"}
 _LEARNED_POS = {"gpt2", "opt", "bert", "gpt_bigcode", "whisper"}
 
 _QUANT_ALGO = {
@@ -181,7 +181,7 @@ def _build(mt, c, top, *, model_id, where, precision, source) -> ModelArch:
             f"(model_type {mt or 'unknown'!r})",
             fix="pass a transformer config.json with hidden_size, num_hidden_layers and num_attention_heads",
         )
-    head_dim = c.get("head_dim") or hidden // heads
+    head_dim = c.get("head_dim") or c.get("attention_head_dim") or hidden // heads
     ffn = _g(c, "intermediate_size", "ffn_dim", "n_inner", "decoder_ffn_dim", default=4 * hidden)
     tie = c.get("tie_word_embeddings", top.get("tie_word_embeddings", mt in _TIED_BY_DEFAULT))
     if mt in _TIED_BY_DEFAULT and "tie_word_embeddings" not in c and "tie_word_embeddings" not in top:
@@ -208,7 +208,8 @@ def _build(mt, c, top, *, model_id, where, precision, source) -> ModelArch:
             moe_intermediate_size=c.get("moe_intermediate_size") or ffn,
             first_dense_layers=int(c.get("first_k_dense_replace") or 0),
         )
-        shared_size = c.get("shared_expert_intermediate_size") or c.get("shared_intermediate_size")
+        shared_size = (c.get("shared_expert_intermediate_size") or c.get("shared_intermediate_size")
+                       or c.get("moe_shared_expert_intermediate_size"))
         n_shared = c.get("n_shared_experts") or (1 if shared_size else 0)
         f.update(num_shared_experts=int(n_shared), shared_expert_intermediate_size=shared_size or None)
     # MLA
@@ -234,12 +235,85 @@ def _build(mt, c, top, *, model_id, where, precision, source) -> ModelArch:
         f["attn_output_gate"] = True
     sw, n_sw = _windows(mt, c, layers)
     f.update(sliding_window=sw, sliding_window_layers=n_sw)
+    if mt.startswith("llama4"):
+        f.update(_llama4(c, layers, ffn))
+    elif mt == "nemotron_h" and c.get("hybrid_override_pattern"):
+        f.update(_nemotron_h(c, hidden))
+    elif c.get("block_configs"):
+        f.update(_nas_blocks(c, hidden, heads))
     if mt == "whisper":
         f.update(kind="speech", encoder_layers=c.get("encoder_layers", layers),
                  encoder_seq_len=c.get("max_source_positions", 1500),
                  extra_params=float(3 * hidden * (c.get("num_mel_bins", 80) + hidden)))
     f["extra_params"] = f.get("extra_params", 0.0) + _vision_params(top.get("vision_config"))
     return build_arch(f, str(f.get("id") or "the model"))
+
+
+def _llama4(c: Mapping[str, Any], layers: int, ffn: int) -> dict[str, Any]:
+    """Llama 4: every ``interleave_moe_layer_step``-th layer is MoE (HF ``moe_layers``), the others dense
+    at ``intermediate_size_mlp``; each MoE layer has one shared expert as wide as a routed one."""
+    step = max(int(c.get("interleave_moe_layer_step") or 1), 1)
+    return {"intermediate_size": int(c.get("intermediate_size_mlp") or ffn), "moe_intermediate_size": ffn,
+            "num_shared_experts": 1, "shared_expert_intermediate_size": ffn,
+            "first_dense_layers": layers - layers // step}
+
+
+def _spread(width: float, blocks: int, layers: int) -> int:
+    """The FFN width that puts ``blocks`` FFNs of ``width`` on ``layers`` layers (at least 1)."""
+    return max(int(round(width * blocks / layers)), 1) if layers else max(int(width), 1)
+
+
+def _nemotron_h(c: Mapping[str, Any], hidden: int) -> dict[str, Any]:
+    """Nemotron-H / Nemotron 3: ``hybrid_override_pattern`` gives each block one job: ``M`` a Mamba-2
+    mixer, ``*`` attention, ``-`` an MLP, ``E`` a MoE. ModelArch layers carry a mixer and an FFN, so the
+    model is its mixer blocks (Mamba-2 as a linear-attention layer: same in/out projections, conv and a
+    heads x head_dim x state recurrent state), the dense MLP weights spread over the mixer layers that
+    are not MoE (``_spread``): weights, FLOPs, KV cache and state as the checkpoint has them, the
+    per-layer kernel count approximate. A latent MoE (``moe_latent_size``) runs its routed experts in
+    the latent width: each counts as an expert ``latent / hidden`` as wide, and the down/up latent
+    projections as shared width."""
+    pattern = str(c["hybrid_override_pattern"])
+    n_m, n_att, n_mlp, n_moe = (pattern.count(x) for x in ("M", "*", "-", "E"))
+    mixers = n_m + n_att
+    ffn = int(c.get("intermediate_size") or 4 * hidden)
+    out: dict[str, Any] = {
+        "num_layers": mixers, "linear_attention_layers": n_m,
+        "linear_num_key_heads": c.get("n_groups") or 1, "linear_key_head_dim": c.get("ssm_state_size"),
+        "linear_num_value_heads": c.get("mamba_num_heads"), "linear_value_head_dim": c.get("mamba_head_dim"),
+        "linear_conv_kernel_dim": c.get("conv_kernel") or 4,
+        "intermediate_size": _spread(ffn, n_mlp, mixers - min(n_moe, mixers)),
+    }
+    if n_moe:
+        out["first_dense_layers"] = mixers - min(n_moe, mixers)
+        latent = c.get("moe_latent_size")
+        if latent:
+            width = int(c.get("moe_intermediate_size") or ffn)
+            out["moe_intermediate_size"] = _spread(width * latent, 1, hidden)
+            shared = int(c.get("moe_shared_expert_intermediate_size") or 0)
+            out["shared_expert_intermediate_size"] = shared + int(latent)
+            out["num_shared_experts"] = 1
+    return out
+
+
+def _nas_blocks(c: Mapping[str, Any], hidden: int, heads: int) -> dict[str, Any]:
+    """A neural-architecture-searched model (DeciLM / Llama-Nemotron ``block_configs``): per block an
+    attention with ``n_heads_in_group`` query heads per KV head or none (``no_op``), and an FFN of
+    ``ffn_mult`` (width ``2 ffn_mult hidden / 3`` rounded up to 256, DeciLM's rule) or none. The model is
+    its attention blocks, the FFN weights spread over them (``_spread``)."""
+    blocks = list(c["block_configs"])
+    att = [b.get("attention") or {} for b in blocks]
+    live = [a for a in att if not a.get("no_op") and not a.get("replace_with_linear")]
+    widths = []
+    for b in blocks:
+        f = b.get("ffn") or {}
+        if f.get("no_op") or f.get("replace_with_linear") or not f.get("ffn_mult"):
+            continue
+        w = int(2 * float(f["ffn_mult"]) * hidden / 3)
+        widths.append(w + (-w) % 256)
+    groups = sorted({int(a.get("n_heads_in_group") or 1) for a in live}) or [1]
+    layers = max(len(live), 1)
+    return {"num_layers": layers, "num_kv_heads": max(heads // groups[0], 1),
+            "intermediate_size": _spread(sum(widths), 1, layers)}
 
 
 def build_arch(fields: dict[str, Any], what: str) -> ModelArch:

@@ -114,12 +114,22 @@ def _lookup(name: str) -> tuple[str | None, str | None]:
 
 def _unknown(name: str) -> InputError:
     models, index = _library()
-    choices = list(models) + [m.hf_id for m in models.values() if m.hf_id]
+    # normalised keys -> the name to suggest: library ids first, then shipped configs by Hugging Face id
+    keys = {_variant_key(h): h for h in packaged_ids()} | {_variant_key(m): m for m in models}
+    near = _suggest_as(_variant_key(name), keys) or suggest(_key(name), list(index))
     return InputError(
-        f"unknown model {name!r}{suggest(name, choices) or suggest(_key(name), list(index))}",
+        f"unknown model {name!r}{near}",
         fix="use a library id (`infrafit catalog models` lists them), a Hugging Face id of a listed "
         "model, or `model: {config: path/to/config.json}`",
     )
+
+
+def _suggest_as(key: str, names: dict[str, str]) -> str:
+    """``suggest`` over normalised keys, quoting the names they stand for."""
+    import difflib
+
+    hits = difflib.get_close_matches(key, list(names), n=3, cutoff=0.6)
+    return f" (did you mean {', '.join(repr(names[h]) for h in hits)}?)" if hits else ""
 
 
 def get_model(name: str) -> ModelArch:
@@ -154,17 +164,37 @@ QUANT_SUFFIX = ".hf_quant_config.json"
 QUANT_ALGO_PRECISION = {"NVFP4": "fp4", "FP8": "fp8", "W4A16_AWQ": "int4", "W8A8_SQ_PER_CHANNEL": "int8"}
 
 
+def _variant_key(name: str) -> str:
+    """The normalised key of ``name`` without its variant suffixes: ``meta-llama/Llama-3.2-1B-Instruct``
+    and ``llama3.2-1b`` are both ``llama3.21b`` (a precision suffix stays: an FP8 checkpoint is its own file)."""
+    toks = _tokens(name)
+    while len(toks) > 1 and toks[-1] in _VARIANT_SUFFIXES:
+        toks = toks[:-1]
+    return _key("-".join(toks))
+
+
 @lru_cache(maxsize=1)
 def _packaged() -> dict[str, Path]:
-    """Lower-cased ``org/name`` and ``name`` -> the shipped config file (first file wins a bare name)."""
+    """Lower-cased ``org/name`` and ``name`` -> the shipped config file (first file wins a bare name), and
+    each file's variant key (``_variant_key``) where no other shipped file has the same one."""
     out: dict[str, Path] = {}
+    by_key: dict[str, list[Path]] = {}
     for p in sorted(HF_CONFIG_DIR.glob("*.json")):
         if p.name.endswith(QUANT_SUFFIX):
             continue
         hf = p.stem.replace("--", "/", 1)
         out.setdefault(hf.lower(), p)
         out.setdefault(hf.split("/", 1)[-1].lower(), p)
+        by_key.setdefault(_variant_key(hf), []).append(p)
+    for k, paths in by_key.items():
+        if len(paths) == 1:
+            out.setdefault(k, paths[0])
     return out
+
+
+def packaged_ids() -> list[str]:
+    """The Hugging Face ids of the shipped ``config.json`` files."""
+    return sorted({p.stem.replace("--", "/", 1) for p in _packaged().values()})
 
 
 def _sibling_scheme(name: str) -> dict[str, Any]:
@@ -183,7 +213,7 @@ def packaged_model(name: str) -> ModelArch | None:
     quantisation config next to it (``<file>.hf_quant_config.json``) sets the checkpoint precision."""
     import json
 
-    path = _packaged().get(str(name).strip().lower())
+    path = _packaged().get(str(name).strip().lower()) or _packaged().get(_variant_key(str(name)))
     if path is None:
         return None
     arch = from_hf_config(path, model_id=path.stem.replace("--", "/", 1))
@@ -231,5 +261,14 @@ def model_row(m: ModelArch) -> dict[str, Any]:
 
 
 def model_table() -> list[dict[str, Any]]:
-    """The library as rows for ``infrafit catalog models``."""
-    return [model_row(m) for m in list_models()]
+    """The library, then the shipped Hugging Face configs it does not cover (by their Hugging Face id,
+    ``source`` naming the file), as rows for ``infrafit catalog models``."""
+    rows = [model_row(m) for m in list_models()]
+    for hf in packaged_ids():
+        if _lookup(hf)[0] is not None:
+            continue  # the curated library entry (and its published dimensions) stands for it
+        arch = packaged_model(hf)
+        if arch is not None:
+            rows.append({**model_row(arch), "id": hf, "hf_id": hf,
+                         "source": f"shipped config.json: {_packaged()[hf.lower()].name} (workload/data/hf_configs)"})
+    return rows
