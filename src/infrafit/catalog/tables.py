@@ -289,6 +289,12 @@ COST_TABLES = (
             "as usual)"),
     ), "Managed platforms per provider and work: what ``deployment.managed_preferred`` runs the provider's "
        "instances on, and the fee it adds."),
+    _cost("cost_lead_time", (
+        text("host_kind", "any | edge_device: a row for one kind of host overrides the any row",
+             choices=("any", "edge_device")),
+        num("lead_weeks", "order to delivery of bought hardware, weeks"),
+    ), "Lead time of bought hardware: the weeks from order to serving that on-prem options bridge with "
+       "cloud capacity."),
     _cost("cost_spot", (
         text("provider", "provider (as in offers.csv)"),
         text("host_id", "instance type (hosts.csv id), or any"),

@@ -36,7 +36,7 @@ from infrafit.cost.factors import (
 from infrafit.cost.offers import OfferArrays
 from infrafit.cost.params import MODES, PER_START_MODES, CostParams
 from infrafit.cost.usage import LoadProfile, batch_starts_per_month, growth_factors, month_profile
-from infrafit.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
+from infrafit.units import HOURS_PER_DAY, HOURS_PER_MONTH, SECONDS_PER_HOUR
 
 OPS_LABOUR = Schema(
     "ops_labour",
@@ -243,6 +243,31 @@ def _provider_factors(catalog, rows: pd.DataFrame, notes: list[list[str]]):
     return upto_gb, usd_per_gb, storage
 
 
+#: Hours in a week (lead times are quoted in weeks).
+HOURS_PER_WEEK = 7 * HOURS_PER_DAY
+
+
+def lead_weeks(catalog, host_kinds: np.ndarray) -> np.ndarray:
+    """(N,) order-to-delivery weeks of bought hardware per host kind (``cost_lead_time.csv``: the host
+    kind's row, else the ``any`` row; 0 without the table)."""
+    table = catalog.cost_factors.get("lead_time")
+    if table is None or table.empty:
+        return np.zeros(len(host_kinds))
+    by_kind = dict(zip(table["host_kind"], table["lead_weeks"].astype(float), strict=True))
+    return np.array([by_kind.get(str(k), by_kind.get("any", 0.0)) for k in host_kinds], dtype=float)
+
+
+def bridge_prices(rows: pd.DataFrame) -> np.ndarray:
+    """(N,) USD per hour for each row's accelerators at the cheapest on-demand rent of the same accelerator
+    among ``rows`` (the candidates the spec allows: its regions, countries and deployments; per
+    accelerator-hour x the row's count): what serves a purchase's load until it is delivered. NaN where
+    no allowed on-demand offer has that accelerator (the service then starts at delivery)."""
+    od = rows[rows["mode"] == "cloud_on_demand"]
+    per_acc = (od["usd_per_hour"] / od["accelerator_count"]).groupby(od["accelerator_id"]).min()
+    return (rows["accelerator_id"].map(per_acc).to_numpy(dtype=float)
+            * rows["accelerator_count"].to_numpy(dtype=float))
+
+
 def _spans_fabric(catalog, rows: pd.DataFrame) -> np.ndarray:
     """Rows whose host joins instances on one scale-up fabric (``fabric_spans_instances``): a
     multi-host TPU slice, provisioned and preempted as one unit."""
@@ -326,10 +351,18 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
     kind_by_host = catalog.hosts.set_index("id")["host_kind"] if "host_kind" in catalog.hosts else None
     host_kinds = (rows["host_id"].map(kind_by_host).fillna("any").to_numpy(dtype=object)
                   if kind_by_host is not None else None)
+    kinds = host_kinds if host_kinds is not None else np.full(len(rows), "any", dtype=object)
+    bought = (modes == "on_prem") & (np.nan_to_num(rows["purchase_usd"].to_numpy(dtype=float)) > 0)
+    lead = np.where(bought, lead_weeks(catalog, kinds) * HOURS_PER_WEEK / HOURS_PER_MONTH, 0.0)
+    bridge = np.where(bought, bridge_prices(rows), np.nan)
     on_platform, _platform, platform_fee = managed_platforms(catalog, rows, managed, work)
     fixed_h, per_h = ops_hours(modes, on_platform, host_kinds, work)
     site, notes = _site_factors(catalog, rows, site_region, site_country, electricity_sector, facility,
                                 maintenance_item)
+    for i in np.flatnonzero((lead > 0) & ~np.isfinite(bridge)):
+        notes[i].append(f"no allowed on-demand offer of {rows['accelerator_id'].iloc[i]} to bridge the "
+                        f"{lead[i] * HOURS_PER_MONTH / HOURS_PER_WEEK:.0f}-week lead time: the service starts at "
+                        "delivery")
     includes = rows["includes"].to_numpy(dtype=object) if "includes" in rows else np.full(len(rows), "")
     host_ids = rows["host_id"].to_numpy(dtype=object)
     for i in np.flatnonzero(~(np.isfinite(server_w) & (server_w >= count * tdp))):
@@ -353,6 +386,7 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
         accel_tdp_w=np.nan_to_num(tdp), host_power_w=host_w * inst, **site,
         life_years=p.onprem_life_years, residual_fraction=p.onprem_residual_fraction,
         ops_hours_per_month=fixed_h, platform_usd_per_month=platform_fee,
+        lead_months=lead, bridge_usd_per_hour=bridge * inst,
         ops_hours_per_replica_month=per_h * np.where(_spans_fabric(catalog, rows), 1.0, inst),  # per instance run
         migration_engineer_weeks=migration_engineer_weeks, egress_usd_per_gb=usd_per_gb,
         egress_tier_upto_gb=upto_gb, storage_usd_per_gb_month=storage, **billing, **carbon,

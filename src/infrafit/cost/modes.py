@@ -230,15 +230,29 @@ def on_prem(d: Demand, o: OfferArrays, p: CostParams) -> tuple[Arrays, Arrays]:
     depreciation = o.purchase_usd * (1.0 - o.residual_fraction) / (o.life_years * MONTHS_PER_YEAR)
     paid = d.fixed_replicas * depreciation
     out = _split_used_idle(paid, _share(d.busy_replica_hours, d.fixed_replicas * HOURS_PER_MONTH))
-    out["power_usd"] = onprem_power_kw(d, o, p) * HOURS_PER_MONTH * o.usd_per_kwh
+    waiting = lead_share(d.months, o)
+    live = 1.0 - waiting
+    out["power_usd"] = onprem_power_kw(d, o, p) * HOURS_PER_MONTH * o.usd_per_kwh * live
     provisioned_kw = (o.accelerators * o.accel_tdp_w + o.host_power_w) / W_PER_KW
-    out["colocation_usd"] = d.fixed_replicas * provisioned_kw * o.colocation_usd_per_kw_month
-    out["maintenance_usd"] = d.fixed_replicas * o.purchase_usd * o.maintenance_share_per_year / MONTHS_PER_YEAR
+    out["colocation_usd"] = d.fixed_replicas * provisioned_kw * o.colocation_usd_per_kw_month * live
+    out["maintenance_usd"] = (d.fixed_replicas * o.purchase_usd * o.maintenance_share_per_year / MONTHS_PER_YEAR
+                              * live)
+    out["bridge_usd"] = d.needed_replica_hours * waiting * np.nan_to_num(o.bridge_usd_per_hour)
     out["setup_usd"] = additions(d.fixed_replicas) * o.setup_usd
     loss = book_value_at_horizon(d.fixed_replicas, o, d.months) * p.onprem_resale_haircut_fraction
     if p.capital_rate_per_year > 0:
         out["capital_usd"] = book_value_by_month(d.fixed_replicas, o) * p.capital_rate_per_year / MONTHS_PER_YEAR
     return out, {"resale_loss_usd": loss}
+
+
+def lead_share(months: int, o: OfferArrays) -> np.ndarray:
+    """(M, N) share of each month before bought servers serve (``o.lead_months`` from the order at month 0;
+    growth is ordered that far ahead, so only the first fleet waits). The load of those hours runs on
+    the cloud at ``o.bridge_usd_per_hour`` (``bridge_usd``); the servers draw no power or colocation and
+    their warranty has not started. Depreciation and resale follow the calendar: a server's market value
+    falls while it is in transit as after."""
+    m = np.arange(months, dtype=float)[:, None]
+    return np.clip(np.nan_to_num(o.lead_months)[None, :] - m, 0.0, 1.0)
 
 
 def book_value_by_month(fixed: np.ndarray, o: OfferArrays) -> np.ndarray:

@@ -50,6 +50,8 @@ _DEFAULTS: dict[str, float] = {
     "grid_co2e_g_per_kwh": np.nan,  # the grid's carbon intensity; NaN = no source
     "interregion_usd_per_gb": np.nan,  # to another region of the same provider; NaN = internet egress applies
     "platform_usd_per_month": 0.0,  # a managed platform's own fee (one cluster), paid with the fixed ops hours
+    "lead_months": 0.0,  # on-prem purchases: order to delivery; the cloud bridges it (cost_lead_time.csv)
+    "bridge_usd_per_hour": np.nan,  # per replica: the cheapest on-demand rent of the same accelerators
 }
 
 
@@ -91,6 +93,8 @@ class OfferArrays:
     grid_co2e_g_per_kwh: np.ndarray
     interregion_usd_per_gb: np.ndarray
     platform_usd_per_month: np.ndarray
+    lead_months: np.ndarray
+    bridge_usd_per_hour: np.ndarray
     egress_tier_upto_gb: np.ndarray  # (N, T) cumulative upper bounds, last inf
     egress_usd_per_gb: np.ndarray  # (N, T)
     storage_usd_per_gb_month: Mapping[str, np.ndarray] = field(default_factory=dict)
@@ -144,7 +148,8 @@ class OfferArrays:
     def scaled_prices(self, factor: float) -> OfferArrays:
         """Every market price x ``factor`` (sensitivity): rates, purchases, power, egress, storage."""
         names = ("usd_per_hour", "usd_per_month", "purchase_usd", "setup_usd", "fallback_usd_per_hour",
-                 "usd_per_kwh", "colocation_usd_per_kw_month", "egress_usd_per_gb", "platform_usd_per_month")
+                 "usd_per_kwh", "colocation_usd_per_kw_month", "egress_usd_per_gb", "platform_usd_per_month",
+                 "bridge_usd_per_hour")
         changes = {k: getattr(self, k) * factor for k in names}
         changes["storage_usd_per_gb_month"] = {k: v * factor for k, v in self.storage_usd_per_gb_month.items()}
         return replace(self, **changes)

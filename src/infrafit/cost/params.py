@@ -27,6 +27,7 @@ BREAKDOWN_KEYS: tuple[str, ...] = (
     "platform_usd",
     "migration_usd",
     "setup_usd",
+    "bridge_usd",
     "interruption_overhead_usd",
     "resale_loss_usd",
     "model_change_usd",

@@ -138,8 +138,12 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
         o["why"].insert(0, _ranking_line(objective, idx.size, rank, float(part.cost.tco_usd[i]), best_tco,
                                          metric_name, float(part.ev.metric[i]), h))
         if rank == 1 and objective == "cost" and part.cost.tco_usd[i] > part.cost.tco_usd[cheapest] + 0.5:
-            o["why"][0] = o["why"][0].replace("cheapest of", "first, in a near tie, of", 1)
-            o["why"].insert(1, _tie_line(part, i, cheapest))
+            if _by_billing(ctx["workload"], str(mode[i]), str(mode[cheapest])):  # _billing_line says what it cost
+                lead = "first by the spec's fixed-monthly billing preference, of"
+                o["why"][0] = o["why"][0].replace("cheapest of", lead, 1)
+            else:
+                o["why"][0] = o["why"][0].replace("cheapest of", "first, in a near tie, of", 1)
+                o["why"].insert(1, _tie_line(part, i, cheapest))
         vs = ex.versus_line(float(part.cost.tco_usd[i]), str(mode[i]), alts)
         if vs:
             o["why"].append(vs)
@@ -202,6 +206,13 @@ def _owned_line(part, i: int, idx: np.ndarray, owned: np.ndarray) -> str:
             f"than the cheapest option that buys or rents ({part.offers['provider'].iloc[j]} "
             f"{part.offers['mode'].iloc[j]}, {fmt_usd(float(part.cost.tco_usd[j]))}); power, colocation and "
             "operations are priced, the purchase is sunk")
+
+
+def _by_billing(workload, mode: str, cheapest_mode: str) -> bool:
+    """Whether #1 leads the cheaper option because the spec prefers fixed monthly billing (a fixed mode
+    ahead of a pay-per-use one), not because of a near tie."""
+    return (workload.deployment.billing == "prefer_fixed_monthly" and mode in FIXED_MODES
+            and cheapest_mode not in FIXED_MODES)
 
 
 def _billing_line(part, i: int, cheapest: int) -> str:

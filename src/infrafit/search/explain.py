@@ -168,10 +168,11 @@ def _rate(per_day: float) -> str:
 
 def mode_risks(mode: str, cost_json: dict, term_months: float, horizon: int, interruptions_per_hour: float,
                realtime: bool, instances: float = 1.0, rate_source: str = "",
-               block_end_margin_h: float = 0.0) -> list[str]:
+               block_end_margin_h: float = 0.0, lead_months: float = 0.0) -> list[str]:
     """Risk lines of the deployment mode. ``rate_source``: where a published spot rate comes from
     ("" = the assumed default); ``block_end_margin_h``: the paid end of a prepaid block the instances
-    cannot run (cost_billing.csv ``end_margin_s``)."""
+    cannot run (cost_billing.csv ``end_margin_s``); ``lead_months``: a purchase's order to delivery
+    (cost_lead_time.csv)."""
     out = []
     if mode == "cloud_spot":
         extra = "; realtime serving keeps an on-demand fallback (priced)" if realtime else ""
@@ -189,7 +190,14 @@ def mode_risks(mode: str, cost_json: dict, term_months: float, horizon: int, int
         beyond = sum(v for k, v in cost_json.get("beyond", {}).items()) if cost_json.get("beyond") else 0.0
         tail = f"; {fmt_usd(beyond)} falls after the {horizon}-month horizon" if beyond > 0 else ""
         out.append(f"commitment: {term_months:.0f}-month term paid whether used or not{tail}")
-    if mode == "on_prem":
+    if mode == "on_prem" and lead_months > 0:
+        weeks = lead_months * HOURS_PER_MONTH / (7 * HOURS_PER_DAY)
+        bridge = float((cost_json.get("breakdown") or {}).get("bridge_usd") or 0.0)
+        how = (f"bridged by on-demand cloud for {fmt_usd(bridge)} (priced)" if bridge > 0
+               else "no allowed cloud offer of the same accelerator bridges it: the service starts at delivery")
+        out.append(f"on-prem: capital outlay up front and ~{weeks:.0f} weeks from order to delivery "
+                   f"(cost_lead_time.csv), {how}; racking and burn-in come on top")
+    elif mode == "on_prem":
         out.append("on-prem: capital outlay up front and lead time to buy, rack and power the servers")
     if mode == "cloud_capacity_block":
         days = float(cost_json.get("commitment_months") or 0.0) * HOURS_PER_MONTH / HOURS_PER_DAY
