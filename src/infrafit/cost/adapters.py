@@ -35,8 +35,8 @@ from infrafit.cost.factors import (
 )
 from infrafit.cost.offers import OfferArrays
 from infrafit.cost.params import MODES, PER_START_MODES, CostParams
-from infrafit.cost.usage import LoadProfile, batch_starts_per_month, growth_factors, month_profile
-from infrafit.units import HOURS_PER_DAY, HOURS_PER_MONTH, SECONDS_PER_HOUR
+from infrafit.cost.usage import HOURS_PER_WEEK, LoadProfile, batch_starts_per_month, growth_factors, month_profile
+from infrafit.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
 
 OPS_LABOUR = Schema(
     "ops_labour",
@@ -241,10 +241,6 @@ def _provider_factors(catalog, rows: pd.DataFrame, notes: list[list[str]]):
             for i in idx:
                 notes[i].append(note)
     return upto_gb, usd_per_gb, storage
-
-
-#: Hours in a week (lead times are quoted in weeks).
-HOURS_PER_WEEK = 7 * HOURS_PER_DAY
 
 
 def lead_weeks(catalog, host_kinds: np.ndarray) -> np.ndarray:

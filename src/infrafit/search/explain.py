@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from infrafit.cost.usage import HOURS_PER_WEEK
 from infrafit.units import HOURS_PER_DAY, HOURS_PER_MONTH, SECONDS_PER_HOUR, fmt_duration, fmt_usd
 
 #: A price older than this is flagged: cloud GPU list prices moved by 10-45 % within 2024-2025
@@ -191,7 +192,7 @@ def mode_risks(mode: str, cost_json: dict, term_months: float, horizon: int, int
         tail = f"; {fmt_usd(beyond)} falls after the {horizon}-month horizon" if beyond > 0 else ""
         out.append(f"commitment: {term_months:.0f}-month term paid whether used or not{tail}")
     if mode == "on_prem" and lead_months > 0:
-        weeks = lead_months * HOURS_PER_MONTH / (7 * HOURS_PER_DAY)
+        weeks = lead_months * HOURS_PER_MONTH / HOURS_PER_WEEK
         bridge = float((cost_json.get("breakdown") or {}).get("bridge_usd") or 0.0)
         how = (f"bridged by on-demand cloud for {fmt_usd(bridge)} (priced)" if bridge > 0
                else "no allowed cloud offer of the same accelerator bridges it: the service starts at delivery")
