@@ -109,6 +109,7 @@ EFFECTS: dict[str, tuple[dict, dict, str]] = {
                                          "training.dataset": {"samples": 500_000}}, "plan"),
     "training.method": (TRAIN, {"training.method": "full"}, "plan"),
     "training.lora_rank": (TRAIN, {"training.lora_rank": 512}, "plan"),
+    "training.risk": (TRAIN, {"training.risk": "p50"}, "plan"),  # p90 is the default
     "usage.pattern": (CHAT, {"usage": {"pattern": "business-hours"}}, "plan"),
     "usage.active_hours_per_month": (CHAT, {"usage": {"pattern": "periodic", "active_hours_per_month": 100}}, "plan"),
     "usage.runs_per_year": (TRAIN, {"usage": {"pattern": "periodic", "runs_per_year": 52}}, "plan"),

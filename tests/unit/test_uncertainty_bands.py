@@ -137,11 +137,14 @@ def test_plan_risk_flag_is_the_spec_field(tmp_path, capsys):
     assert "To fix" in capsys.readouterr().err
 
 
-def test_risk_on_a_spec_without_serving_is_refused(capsys):
-    assert main(["plan", str(ROOT / "examples" / "custom-ops-training.yaml"), "--risk", "p90"]) == 2
+def test_risk_on_a_training_spec_sets_its_deadline_risk_and_a_fleet_refuses_it(capsys):
+    assert main(["plan", str(ROOT / "examples" / "custom-ops-training.yaml"), "--risk", "p50", "--json",
+                 "--top", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["workload"]["training"]["risk"] == "p50"
+    assert any(w.startswith("binding constraint: time to train ") and "p90" not in w for w in out["options"][0]["why"])
     assert main(["plan", str(ROOT / "examples" / "multi-model-fleet.yaml"), "--risk", "p90"]) == 2
-    err = capsys.readouterr().err
-    assert "--risk checks the SLOs of serving" in err and "does not apply to a fleet" in err
+    assert "does not apply to a fleet" in capsys.readouterr().err
 
 
 def test_a_latency_without_its_own_band_is_the_reciprocal_of_the_throughput_band():

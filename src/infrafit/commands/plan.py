@@ -34,9 +34,10 @@ def register(app: typer.Typer) -> None:
                                                     "(serve.sh, k8s.yaml, loadtest.sh, skypilot.yaml).")] = None,
         explain: Annotated[int | None, typer.Option("--explain", help="Print the full reasoning of option N "
                                                     "(why, risks, cost items, server) instead of the table.")] = None,
-        risk: Annotated[str | None, typer.Option("--risk", help="p50 | p90: check the SLOs at this point of each "
-                                                 "prediction's uncertainty band (default: the spec's "
-                                                 "inference.slo.risk, p90).")] = None,
+        risk: Annotated[str | None, typer.Option("--risk", help="p50 | p90: check the SLOs and the training "
+                                                 "deadline at this point of each prediction's uncertainty band "
+                                                 "(default: the spec's inference.slo.risk / training.risk, "
+                                                 "p90).")] = None,
     ) -> None:
         """Search, rank and explain infrastructure options for SPEC."""
         if explain is not None and (explain < 1 or explain > top):
@@ -70,11 +71,10 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
         return run_fleet(spec, workload, catalog, top=top, json_out=json_out, refused={
             "--report": report, "--export": export, "--objective": None if objective == "cost" else objective,
             "--verified-only": verified_only or None, "--max-price-age-days": max_price_age_days, "--risk": risk})
-    if risk is not None:  # the spec field inference.slo.risk, validated like the YAML
-        if workload.inference is None:
-            raise InputError(f"--risk checks the SLOs of serving; {spec} is a {workload.task} spec without an "
-                             "inference section", fix="drop --risk")
-        workload = load_spec_or_fleet(spec, catalog, (*sets, f"inference.slo.risk={risk}"))
+    if risk is not None:  # the spec field inference.slo.risk or training.risk, validated like the YAML
+        fields = [f for f, section in (("inference.slo.risk", workload.inference), ("training.risk", workload.training))
+                  if section is not None]
+        workload = load_spec_or_fleet(spec, catalog, (*sets, *(f"{f}={risk}" for f in fields)))
     result = plan(workload, catalog, objective=objective, top=top, diverse=diverse, verified_only=verified_only,
                   max_price_age_days=max_price_age_days)
     if json_out:

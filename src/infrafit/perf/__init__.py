@@ -29,7 +29,8 @@ _EXPORTS = {
     "size_server": "infrafit.perf.host.server",
     "default_stack": "infrafit.perf.llm.setup",
     "MAX_RATE": "infrafit.perf.operating",
-    "MODEL_ERROR_PREFIX": "infrafit.perf.training.capacity", "peak_fraction": "infrafit.perf.training.capacity",
+    "MODEL_ERROR_PREFIX": "infrafit.perf.training.capacity", "DEADLINE_P90_KEY": "infrafit.perf.training.capacity",
+    "peak_fraction": "infrafit.perf.training.capacity",
     "validate_csv": "infrafit.perf.validate.run",
     "CALIBRATION_COLUMNS": "infrafit.perf.calibrated", "CALIBRATION_FILE": "infrafit.perf.calibrated",
     "OPS_PER_LAYER": "infrafit.perf.calibrated", "roofline_time_s": "infrafit.perf.core",
@@ -55,6 +56,7 @@ __all__ = [
     "CALIBRATION_FILE",
     "Config",
     "ConfigRow",
+    "DEADLINE_P90_KEY",
     "Estimate",
     "Evaluated",
     "HostDemand",
@@ -122,7 +124,7 @@ if TYPE_CHECKING:
         using_profiles,
     )
     from infrafit.perf.profiles import OVERLAY_FILE as PROFILE_OVERLAY_FILE
-    from infrafit.perf.training.capacity import MODEL_ERROR_PREFIX, peak_fraction
+    from infrafit.perf.training.capacity import DEADLINE_P90_KEY, MODEL_ERROR_PREFIX, peak_fraction
     from infrafit.perf.types import Config, Estimate, Evaluated, OperatingPoint, SkipRow, ValidateContext
     from infrafit.perf.validate.run import validate_csv
 

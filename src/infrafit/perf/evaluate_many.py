@@ -83,8 +83,9 @@ def evaluate(workload: Workload, task: str, pairs: Sequence[tuple[Accelerator, i
     if task == "train":
         precs = precisions or tuple(workload.allowed_precisions)
         extra = {} if max_counts_per_acc is None else {"max_counts_per_acc": max_counts_per_acc}
-        return evaluate_training(workload, arch, pairs, precs, _training(workload).deadline_s, fixed=fixed,
-                                 instance_chips=instance_chips, **extra)
+        tr = _training(workload)
+        return evaluate_training(workload, arch, pairs, precs, tr.deadline_s, fixed=fixed,
+                                 instance_chips=instance_chips, risk=tr.risk, **extra)
     inf = _inference(workload)
     kind = serving_kind(arch)
     precs = precisions or precisions_for(workload, kind)

@@ -9,7 +9,7 @@ from typing import Any
 from infrafit.search.explain import SLO_LABEL
 from infrafit.units import fmt_duration, fmt_usd
 
-_SLO_NAMES = {k: v for k, v in SLO_LABEL.items() if k != "time_to_train_s"}  # the latency SLOs
+_SLO_NAMES = {k: v for k, v in SLO_LABEL.items() if not k.startswith("time_to_train")}  # the latency SLOs
 #: Short deployment names for tables, legends and charts.
 MODE_SHORT = {"cloud_on_demand": "on-demand", "cloud_spot": "spot", "cloud_reserved_1y": "reserved 1y",
               "cloud_reserved_3y": "reserved 3y", "cloud_capacity_block": "capacity block",

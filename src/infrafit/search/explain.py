@@ -20,7 +20,8 @@ from infrafit.units import HOURS_PER_DAY, HOURS_PER_MONTH, SECONDS_PER_HOUR, fmt
 #: (AWS P4/P5 cuts of June 2025), so half a year is the horizon over which a quote is still current.
 STALE_PRICE_DAYS = 180
 SLO_LABEL = {"ttft_p99_s": "TTFT p99", "tpot_p99_s": "TPOT p99", "e2e_p99_s": "end-to-end p99",
-             "latency_p99_s": "latency p99", "time_to_train_s": "time to train"}
+             "latency_p99_s": "latency p99", "time_to_train_s": "time to train",
+             "time_to_train_p90_s": "time to train at the p90 of its band"}
 _TERM_LABEL = {"weights_read_s": "weights read", "kv_read_s": "KV-cache read", "gemm_compute_s": "GEMM compute",
                "attention_compute_s": "attention compute", "collectives_s": "collectives",
                "overhead_s": "step overhead"}
@@ -42,7 +43,7 @@ def binding_constraint(slo: dict, i: int) -> str | None:
     if best is None:
         return None
     ratio, name, value, limit = best
-    limit_word = "deadline" if name == "time_to_train_s" else "SLO"
+    limit_word = "deadline" if name.startswith("time_to_train") else "SLO"
     return (f"binding constraint: {SLO_LABEL.get(name, name)} {fmt_value(name, value)} against the "
             f"{fmt_value(name, limit)} {limit_word} ({ratio:.0%} of it)")
 
@@ -211,7 +212,7 @@ def mode_risks(mode: str, cost_json: dict, term_months: float, horizon: int, int
 
 def family_fail_line(kind: str, name: str, value: float, limit: float, where: str) -> str:
     label = SLO_LABEL.get(name, name)
-    word = "deadline" if name == "time_to_train_s" else "SLO"
+    word = "deadline" if name.startswith("time_to_train") else "SLO"
     return f"{label} {fmt_value(name, value)} > {fmt_value(name, limit)} {word} (best: {where})"
 
 

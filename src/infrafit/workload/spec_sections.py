@@ -200,6 +200,9 @@ class Training(Section):
     dataset: Dataset = Dataset()
     method: Literal["full", "lora", "qlora"] = "full"
     lora_rank: t.LoraRank | None = None
+    #: Where in the time-to-train uncertainty band the deadline is checked (``perf.bands``): ``p90``
+    #: (default) keeps a configuration only when the band's 90th percentile finishes by the deadline.
+    risk: Literal["p50", "p90"] = "p90"
 
     @model_validator(mode="after")
     def _amount_and_method(self) -> Training:

@@ -23,7 +23,8 @@ from infrafit.units import SECONDS_PER_DAY
 
 #: Keys of ``evaluate_training``'s pruned dict for physically impossible estimates (MFU > 1).
 MODEL_ERROR_PREFIX = "model-error:"
-#: Counts of one chip tried beyond the smallest that trains (more chips only shorten the run).
+#: Counts of one chip tried from the smallest that trains (within the deadline, at the spec's risk):
+#: more chips only shorten the run.
 MAX_COUNTS_PER_ACCELERATOR = 3
 
 
@@ -56,11 +57,15 @@ def _group_by_accelerator(pairs: Sequence[tuple[Any, int]]) -> dict[str, list[tu
 def evaluate_training(workload: Any, arch: Any, pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...],
                       deadline_s: float | None, max_counts_per_acc: int = MAX_COUNTS_PER_ACCELERATOR,
                       fixed: dict[str, int] | None = None,
-                      instance_chips: dict[tuple[str, int], int] | None = None) -> tuple[Evaluated, dict[str, str]]:
+                      instance_chips: dict[tuple[str, int], int] | None = None,
+                      risk: str = "p50") -> tuple[Evaluated, dict[str, str]]:
     """Best layout of each (accelerator, count, precision); pruned by the ideal-time lower bound.
     ``fixed`` pins layout degrees (``estimate --tp/--pp/--ep``); ``instance_chips`` gives, per
     (accelerator id, count), the accelerators of one instance of the offers that build it: the TP
     group stays inside one instance.
+
+    The deadline is checked at ``risk`` (``deadline_slo``): at ``p90`` a run must finish by it at the
+    90th percentile of its time-to-train band, which is wider for a model or chip outside the fit.
 
     Returns the evaluated rows and, per accelerator id, why it was pruned (with its numbers)."""
     tr = workload.training
@@ -71,8 +76,10 @@ def evaluate_training(workload: Any, arch: Any, pairs: Sequence[tuple[Any, int]]
     pruned: dict[str, str] = {}
     impossible: dict[str, str] = {}
     out = []
+    factors: list[float] = []
     for acc_id, items in _group_by_accelerator(pairs).items():
         taken = 0
+        factor = deadline_factor(str(arch.id), acc_id, risk)
         precs = [q for q in precisions if items[0][0].peak(q) > 0] or ["bf16"]
         for acc, n in items:
             if taken >= max_counts_per_acc:
@@ -107,22 +114,51 @@ def evaluate_training(workload: Any, arch: Any, pairs: Sequence[tuple[Any, int]]
                             {**lay.shares, "mfu_fraction": run.mfu_fraction, "peak_fraction": used,
                              "checkpoint_save_s": save_s, "checkpoints": saves,
                              "weights_bytes": float(lay.weights_bytes)}))
+                factors.append(factor)
                 if lay.fits and run.time_to_train_s:
                     ran.append((ttt, p))
             if not ran:
                 continue
-            taken += 1
+            if not deadline_s or min(ran)[0] * factor <= deadline_s:
+                taken += 1  # a count that misses the deadline does not use up one of the counts tried
             # Larger counts of the same chip keep the precision that won at the smallest count (the
             # step's compute/memory balance per chip changes little with data parallelism).
             precs = [min(ran)[1]]
-            if deadline_s and min(ran)[0] <= deadline_s / 2:
+            if deadline_s and min(ran)[0] * factor <= deadline_s / 2:
                 break  # comfortably inside the deadline: more chips only cost more
     pruned.update({MODEL_ERROR_PREFIX + k: v for k, v in impossible.items()})
     if not out:
         return Evaluated.empty(), pruned
     cfg, fits, ttt_l, mem, capb, terms = zip(*out, strict=True)
     ttt_a = np.asarray(ttt_l, float)
-    slo = {"time_to_train_s": (ttt_a, float(deadline_s))} if deadline_s else {}
+    slo = deadline_slo(ttt_a, np.asarray(factors, float), deadline_s, risk)
     ev = Evaluated(list(cfg), np.asarray(fits), np.full(len(cfg), np.nan), ttt_a, ttt_a, np.asarray(mem, float),
                    np.asarray(capb, float), slo, list(terms))
     return ev, pruned
+
+
+#: The ``Evaluated.slo`` key of a deadline checked at p90: the time at the band's p90, not the prediction.
+DEADLINE_P90_KEY = "time_to_train_p90_s"
+
+
+def deadline_factor(model_id: str, accelerator_id: str, risk: str) -> float:
+    """What a predicted time to train is multiplied by before it is compared with the deadline at
+    ``risk``: the p90 ratio of the model-on-chip's time-to-train band (``perf.bands``), 1 at ``p50``."""
+    if risk == "p50":
+        return 1.0
+    from infrafit.perf.bands import slo_factor
+
+    return slo_factor("training", "time_to_train_s", model_id, accelerator_id, risk)
+
+
+def deadline_slo(ttt_s: np.ndarray, factors: np.ndarray, deadline_s: float | None,
+                 risk: str) -> dict[str, tuple[np.ndarray, float]]:
+    """The deadline check of ``Evaluated.slo``: the predicted time to train against the deadline at
+    ``p50`` (key ``time_to_train_s``); at ``p90`` the band's p90 of it (key ``time_to_train_p90_s``), so
+    what the planner compares, and what its binding-constraint and exclusion lines quote, is the same
+    number."""
+    if not deadline_s:
+        return {}
+    if risk == "p50":
+        return {"time_to_train_s": (ttt_s, float(deadline_s))}
+    return {DEADLINE_P90_KEY: (ttt_s * factors, float(deadline_s))}
