@@ -72,3 +72,36 @@ def test_an_unknown_name_suggests_the_shipped_configs_too():
     with pytest.raises(InputError) as err:
         resolve_model("llama4-scout")
     assert "meta-llama/Llama-4-Scout-17B-16E-Instruct" in str(err.value)
+
+
+def test_gemma4_moe_counts_its_top_k_experts_dense_mlp_and_global_layer_widths():
+    """Gemma 4 26B-A4B (card: 25.2B total, 3.8B active): ``top_k_experts`` 8 of 128 routed experts, the
+    dense MLP beside them in every layer (``enable_moe_block``) as a shared expert, and 5 global layers at
+    head dim 512 with 2 KV heads whose K projection is also V (``attention_k_eq_v``). Before, the top-k
+    was not read (1 expert a token: 1.8B active) and the global layers had the sliding layers' widths."""
+    m = resolve_model("google/gemma-4-26B-A4B")
+    text = m.params_total() - m.extra_params  # the vision tower is in extra_params
+    assert text == pytest.approx(25.2e9, rel=0.01)
+    assert m.params_active() == pytest.approx(3.8e9, rel=0.02)
+    assert m.experts_per_token == 8 and m.num_shared_experts == 1 and m.shared_expert_intermediate_size == 2112
+    assert (m.global_head_dim, m.global_kv_heads, m.global_k_eq_v) == (512, 2, True)
+    d = m.hidden_size
+    sliding = d * 16 * 256 * 2 + 2 * d * 8 * 256  # q, o, k, v
+    full = d * 16 * 512 * 2 + d * 2 * 512  # q, o and one K=V projection
+    assert m.attention_params() == pytest.approx(25 * sliding + 5 * full, rel=1e-12)
+    # cache per token: 25 sliding layers (8 KV heads x 256, K and V; capped at the 1,024-token window)
+    # and 5 global layers (2 x 512, K and V stored apart: they are normed and rotated differently)
+    assert m.kv_bytes_per_token("bf16") == pytest.approx((25 * 2 * 8 * 256 + 5 * 2 * 2 * 512) * 2)
+    ctx = 32_768
+    assert m.kv_bytes(ctx, "bf16") == pytest.approx((25 * 4096 * 1024 + 5 * 2048 * ctx) * 2)
+    # a global layer's scores and values at its own head dim: 2 x 16 heads x (512 + 512)
+    one = m.flops_per_token_parts(ctx)["attention"] - m.flops_per_token_parts(ctx - 1)["attention"]
+    assert float(one) == pytest.approx(5 * 2 * 16 * 1024)
+
+
+def test_a_global_kv_head_count_that_does_not_divide_the_heads_is_refused():
+    from infrafit.workload.arch import ModelArch
+
+    with pytest.raises(ValueError, match="global_kv_heads 3 must divide"):
+        ModelArch(id="x", name="x", kind="decoder", source="test", hidden_size=1024, num_layers=4,
+                  num_attention_heads=16, head_dim=64, global_head_dim=128, global_kv_heads=3)

@@ -54,6 +54,7 @@ _POSITIVE = ("hidden_size", "num_layers", "num_attention_heads", "num_kv_heads",
              "shared_expert_intermediate_size", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
              "v_head_dim", "index_n_heads", "index_head_dim", "index_topk", "sliding_window", "linear_num_key_heads",
              "linear_key_head_dim", "linear_num_value_heads", "linear_value_head_dim", "encoder_seq_len",
+             "global_head_dim", "global_kv_heads",
              "reference_seq_len", "flops_per_sample_fwd", "params_override", "diffusion_steps", "image_size",
              "num_trees", "tree_depth", "num_features")
 #: Counts that may be zero.
@@ -120,6 +121,13 @@ class ModelArch(BaseModel):
     # attention windows and linear attention
     sliding_window: int | None = None
     sliding_window_layers: int = 0
+    # full-attention layers with their own widths beside sliding-window layers (Gemma 4: head_dim 512 and 2
+    # KV heads on its global layers, 256 and 8 on the sliding ones; ``global_k_eq_v``: one projection
+    # gives K and V there, so no v_proj weights, while the cache still holds K and V, normed and rotated
+    # differently)
+    global_head_dim: int | None = None
+    global_kv_heads: int | None = None
+    global_k_eq_v: bool = False
     linear_attention_layers: int = 0
     linear_num_key_heads: int | None = None
     linear_key_head_dim: int | None = None
@@ -154,9 +162,11 @@ class ModelArch(BaseModel):
         problems += [f"{name} must be >= 0 (got {value})" for name in _NON_NEGATIVE if getattr(self, name) < 0]
         problems += [f"{name} {value:,} is beyond any real model (at most {upper:,})" for name, upper in _UPPER.items()
                      if (value := getattr(self, name)) is not None and value > upper]
-        heads, kv = self.num_attention_heads, self.num_kv_heads
-        if heads and kv and kv > 0 and (kv > heads or heads % kv):
-            problems.append(f"num_kv_heads {kv} must divide num_attention_heads {heads} (grouped-query attention)")
+        heads = self.num_attention_heads
+        for name in ("num_kv_heads", "global_kv_heads"):
+            kv = getattr(self, name)
+            if heads and kv and kv > 0 and (kv > heads or heads % kv):
+                problems.append(f"{name} {kv} must divide num_attention_heads {heads} (grouped-query attention)")
         if self.experts_per_token is not None and self.experts_per_token > (self.num_experts or 0):
             problems.append(f"experts_per_token {self.experts_per_token} exceeds num_experts {self.num_experts or 0}")
         layers = self.num_layers or 0
@@ -207,7 +217,26 @@ class ModelArch(BaseModel):
     def _v_dim(self) -> int:
         return (self.v_head_dim or self._hd) if self.is_mla else self._hd
 
+    @property
+    def _own_global_widths(self) -> bool:
+        """Whether the full-attention layers have widths of their own (``global_head_dim``)."""
+        return bool(self.global_head_dim) and not self.is_mla
+
+    def _global_widths(self) -> tuple[int, int]:
+        """(head dim, KV heads) of a full-attention layer."""
+        if not self._own_global_widths:
+            return self._hd, self._kv_heads
+        return int(self.global_head_dim or 0), int(self.global_kv_heads or self._kv_heads)
+
     # ------------------------------------------------------------------ parameters
+    def _global_attn_layer_params(self) -> float:
+        """One full-attention layer with its own widths: q and o at ``global_head_dim``, K (and V unless
+        ``global_k_eq_v``) at ``global_kv_heads``."""
+        d, h = self.hidden_size or 0, self.num_attention_heads or 0
+        hd, kv = self._global_widths()
+        q = d * h * hd * (2 if self.attn_output_gate else 1)
+        return float(q + (1 if self.global_k_eq_v else 2) * d * kv * hd + h * hd * d)
+
     def _softmax_attn_layer_params(self) -> float:
         d, h = self.hidden_size or 0, self.num_attention_heads or 0
         if self.is_mla:
@@ -242,7 +271,11 @@ class ModelArch(BaseModel):
         """All attention weights over all decoder layers (and encoder layers, for Whisper)."""
         if not self.is_transformer:
             return 0.0
-        p = self.softmax_layers * self._softmax_attn_layer_params()
+        if self._own_global_widths:
+            p = self.sliding_window_layers * self._softmax_attn_layer_params()
+            p += self.full_attention_layers * self._global_attn_layer_params()
+        else:
+            p = self.softmax_layers * self._softmax_attn_layer_params()
         p += self.linear_attention_layers * self._linear_attn_layer_params()
         if self.encoder_layers:  # decoder cross-attention (4 d^2) and encoder self-attention (4 d^2)
             d = self.hidden_size or 0
@@ -356,6 +389,12 @@ class ModelArch(BaseModel):
         """Score + value FLOPs per layer per attended token: 2 x heads x (d_qk + d_v)."""
         return 2.0 * (self.num_attention_heads or 0) * (self._qk_dim() + self._v_dim())
 
+    def _global_attn_flops_per_context_token(self) -> float:
+        """The same for a full-attention layer (its own head dim where ``global_head_dim`` is set)."""
+        if not self._own_global_widths:
+            return self._attn_flops_per_context_token()
+        return 2.0 * (self.num_attention_heads or 0) * 2.0 * self._global_widths()[0]
+
     def flops_per_token_parts(self, context_len) -> dict[str, np.ndarray]:
         """Forward FLOPs of one token that attends to ``context_len`` tokens, split into
         ``dense`` (2 x matmul_params_per_token_active) and ``attention`` (scores and values,
@@ -367,7 +406,7 @@ class ModelArch(BaseModel):
         per_tok = self._attn_flops_per_context_token()
         topk = self.index_topk
         attended = np.minimum(c, topk) if topk else c
-        att = self.full_attention_layers * per_tok * attended
+        att = self.full_attention_layers * self._global_attn_flops_per_context_token() * attended
         if self.sliding_window_layers:
             att = att + self.sliding_window_layers * per_tok * np.minimum(attended, self.sliding_window or 0)
         if self.index_topk:  # indexer scores every cached token: 2 x index_heads x index_head_dim
@@ -400,7 +439,7 @@ class ModelArch(BaseModel):
 
         per_tok = self._attn_flops_per_context_token()
         sum_att = capped(s, self.index_topk) if self.index_topk else tri(s)
-        att = self.full_attention_layers * per_tok * sum_att
+        att = self.full_attention_layers * self._global_attn_flops_per_context_token() * sum_att
         if self.sliding_window_layers:
             cap = min(self.sliding_window, self.index_topk) if self.index_topk else self.sliding_window
             att = att + self.sliding_window_layers * per_tok * capped(s, cap)
@@ -473,12 +512,21 @@ class ModelArch(BaseModel):
             e += float(self.index_head_dim or 0)
         return e
 
+    def _global_kv_elems(self) -> float:
+        """KV elements one token adds to a full-attention layer: K and V at the layer's own widths."""
+        if not self._own_global_widths:
+            return self._kv_elems_per_token_layer()
+        hd, kv = self._global_widths()
+        return 2.0 * kv * hd
+
     def kv_bytes_per_token(self, precision: str) -> float:
         """KV bytes one token adds over all softmax-attention layers (window caps not applied;
         use ``kv_bytes`` for a sequence)."""
         if not self.is_transformer or self.kind not in ("decoder", "speech"):
             return 0.0
-        return self.softmax_layers * self._kv_elems_per_token_layer() * bytes_per_element(precision)
+        per_layer = self._kv_elems_per_token_layer()
+        return (self.sliding_window_layers * per_layer + self.full_attention_layers * self._global_kv_elems()
+                ) * bytes_per_element(precision)
 
     def state_bytes(self, precision: str) -> float:
         """Fixed per-sequence state: linear-attention recurrent state and conv state, Whisper's
@@ -504,7 +552,7 @@ class ModelArch(BaseModel):
             out = np.zeros_like(c)
         else:
             per_layer = self._kv_elems_per_token_layer() * bytes_per_element(precision)
-            out = self.full_attention_layers * per_layer * c
+            out = self.full_attention_layers * self._global_kv_elems() * bytes_per_element(precision) * c
             if self.sliding_window_layers:
                 out = out + self.sliding_window_layers * per_layer * np.minimum(c, self.sliding_window or 0)
             if with_state:

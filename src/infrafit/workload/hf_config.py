@@ -241,6 +241,8 @@ def _build(mt, c, top, *, model_id, where, precision, source) -> ModelArch:
         f.update(_nemotron_h(c, hidden))
     elif c.get("block_configs"):
         f.update(_nas_blocks(c, hidden, heads))
+    elif mt.startswith("gemma4"):
+        f.update(_gemma4(c, ffn))
     if mt == "whisper":
         f.update(kind="speech", encoder_layers=c.get("encoder_layers", layers),
                  encoder_seq_len=c.get("max_source_positions", 1500),
@@ -256,6 +258,25 @@ def _llama4(c: Mapping[str, Any], layers: int, ffn: int) -> dict[str, Any]:
     return {"intermediate_size": int(c.get("intermediate_size_mlp") or ffn), "moe_intermediate_size": ffn,
             "num_shared_experts": 1, "shared_expert_intermediate_size": ffn,
             "first_dense_layers": layers - layers // step}
+
+
+def _gemma4(c: Mapping[str, Any], ffn: int) -> dict[str, Any]:
+    """Gemma 4 (HF ``Gemma4TextConfig``): the full-attention layers have their own head dim
+    (``global_head_dim``) and, with ``attention_k_eq_v``, ``num_global_key_value_heads`` KV heads whose K
+    projection also gives V; ``top_k_experts`` routed experts per token; with ``enable_moe_block`` every
+    layer runs its dense MLP (``intermediate_size``) beside the routed experts, which is a shared expert."""
+    out: dict[str, Any] = {}
+    if c.get("global_head_dim"):
+        k_eq_v = bool(c.get("attention_k_eq_v"))
+        out.update(global_head_dim=int(c["global_head_dim"]), global_k_eq_v=k_eq_v,
+                   global_kv_heads=int(c.get("num_global_key_value_heads") or 0) if k_eq_v else None)
+        if not out["global_kv_heads"]:
+            out["global_kv_heads"] = None
+    if c.get("num_experts") and c.get("top_k_experts"):
+        out["experts_per_token"] = int(c["top_k_experts"])
+        if c.get("enable_moe_block"):
+            out.update(num_shared_experts=1, shared_expert_intermediate_size=ffn, first_dense_layers=0)
+    return out
 
 
 def _spread(width: float, blocks: int, layers: int) -> int:
