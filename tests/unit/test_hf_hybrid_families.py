@@ -105,3 +105,24 @@ def test_a_global_kv_head_count_that_does_not_divide_the_heads_is_refused():
     with pytest.raises(ValueError, match="global_kv_heads 3 must divide"):
         ModelArch(id="x", name="x", kind="decoder", source="test", hidden_size=1024, num_layers=4,
                   num_attention_heads=16, head_dim=64, global_head_dim=128, global_kv_heads=3)
+
+
+def test_llama4_chunked_layers_hold_at_most_one_chunk_of_kv():
+    """Llama 4: 36 of 48 layers use RoPE and attend within their 8,192-token chunk, every 4th is a global
+    NoPE layer (HF ``no_rope_layer_interval`` 4). A 128k-token sequence caches 12 global layers in full and
+    36 chunked ones at one chunk: 7.65 GB at bf16, not the 25.8 GB of 48 full layers."""
+    m = resolve_model("meta-llama/Llama-4-Scout-17B-16E-Instruct")
+    assert (m.sliding_window, m.sliding_window_layers, m.full_attention_layers) == (8192, 36, 12)
+    per_layer_token = 2 * 8 * 128 * 2  # K and V, 8 KV heads of 128, bf16
+    ctx = 131_072
+    assert m.kv_bytes(ctx, "bf16") == pytest.approx(per_layer_token * (12 * ctx + 36 * 8192))
+    assert m.kv_bytes(4096, "bf16") == pytest.approx(per_layer_token * 48 * 4096)  # inside one chunk: all
+
+
+def test_llama4_explicit_no_rope_layers_decide_which_layers_are_chunked():
+    cfg = {"model_type": "llama4_text", "hidden_size": 1024, "num_hidden_layers": 8, "num_attention_heads": 8,
+           "num_key_value_heads": 2, "head_dim": 128, "intermediate_size": 2048, "intermediate_size_mlp": 4096,
+           "vocab_size": 1000, "num_local_experts": 4, "num_experts_per_tok": 1, "attention_chunk_size": 512,
+           "no_rope_layers": [1, 1, 0, 1, 1, 1, 0, 0]}
+    m = from_hf_config(cfg, model_id="tiny-llama4")
+    assert (m.sliding_window, m.sliding_window_layers) == (512, 5)

@@ -255,9 +255,20 @@ def _llama4(c: Mapping[str, Any], layers: int, ffn: int) -> dict[str, Any]:
     """Llama 4: every ``interleave_moe_layer_step``-th layer is MoE (HF ``moe_layers``), the others dense
     at ``intermediate_size_mlp``; each MoE layer has one shared expert as wide as a routed one."""
     step = max(int(c.get("interleave_moe_layer_step") or 1), 1)
-    return {"intermediate_size": int(c.get("intermediate_size_mlp") or ffn), "moe_intermediate_size": ffn,
-            "num_shared_experts": 1, "shared_expert_intermediate_size": ffn,
-            "first_dense_layers": layers - layers // step}
+    out: dict[str, Any] = {"intermediate_size": int(c.get("intermediate_size_mlp") or ffn),
+                           "moe_intermediate_size": ffn, "num_shared_experts": 1,
+                           "shared_expert_intermediate_size": ffn, "first_dense_layers": layers - layers // step}
+    chunk = c.get("attention_chunk_size")
+    if chunk:
+        # HF Llama4TextConfig: every no_rope_layer_interval-th layer (4) is a global NoPE layer, the others
+        # use RoPE and attend only within their attention_chunk_size chunk. A chunked layer is costed as a
+        # window of the chunk: it holds at most a chunk of KV (its exact need at a chunk's end); a query
+        # attends min(t, chunk) tokens, up to 2x the t mod chunk it really attends past the first chunk.
+        interval = max(int(c.get("no_rope_layer_interval") or 4), 1)
+        nope = c.get("no_rope_layers")
+        chunked = sum(1 for x in nope if x) if isinstance(nope, list) and nope else layers - layers // interval
+        out.update(sliding_window=int(chunk), sliding_window_layers=chunked)
+    return out
 
 
 def _gemma4(c: Mapping[str, Any], ffn: int) -> dict[str, Any]:
