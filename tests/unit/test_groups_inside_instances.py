@@ -97,3 +97,50 @@ horizon_months: 12
     for o in options:  # every multi-instance option keeps each TP group inside one instance
         if o["server"]["instances_per_replica"] > 1:
             assert int(offers.loc[o["offer_id"], "accelerator_count"]) % int(o["performance"]["parallelism"]["tp"]) == 0
+
+
+def _train_layout(count: int, tp: int = 1) -> dict:
+    return {"accelerator": "nvidia_h100_sxm", "count": count, "tp": tp, "pp": 1, "dp": count // tp}
+
+
+def test_a_training_run_spans_instances_only_over_a_declared_fabric():
+    """A training run is one replica whose gradient all-reduce crosses every instance it spans, priced at the
+    chip's scale-out rate: 16 H100s over two p5.48xlarge (3,200 Gbit/s EFA) are joined; over two 8-GPU VMs
+    whose host declares no network between instances they are not (one 8-GPU run on either still is)."""
+    cat = load_catalog()
+    offers = pd.DataFrame({"id": ["p5", "plain"], "accelerator_id": ["nvidia_h100_sxm"] * 2,
+                           "accelerator_count": [8, 8], "host_id": ["aws_p5_48xlarge", "lambda_8x_h100_sxm"]})
+    ev = SimpleNamespace(rows=[_train_layout(16), _train_layout(8)])
+    rows, cfg = join_offers(offers, ev, multiples=(1, 2), catalog=cat, training=True)
+    got = {(r["id"], int(r["instances_per_replica"]), int(c)) for (_, r), c in zip(rows.iterrows(), cfg, strict=True)}
+    assert got == {("p5", 2, 0), ("p5", 1, 1), ("plain", 1, 1)}
+    served = join_offers(offers, ev, multiples=(1, 2), catalog=cat)[0]  # dense serving: DP copies, no traffic
+    assert ("plain", 2) in {(r["id"], int(r["instances_per_replica"])) for _, r in served.iterrows()}
+
+
+def test_a_tight_deadline_plans_multi_node_training_only_on_fabric_hosts_and_says_why_others_drop():
+    from infrafit.search.planner import plan
+    from infrafit.workload.spec import parse_spec
+
+    spec = """
+name: pretrain-1b-fast
+task: training
+model: llama3.2-1b
+framework: pytorch
+precision: [bf16, fp8]
+training: {tokens: 20B, seq_len: 4096, global_batch: 512, deadline_days: 0.05}
+usage: {pattern: periodic, runs_per_year: 1}
+placement: {countries: [US]}
+deployment: {allowed: [cloud]}
+horizon_months: 3
+"""
+    cat = load_catalog()
+    out = plan(parse_spec(spec, catalog=cat), cat, top=20).to_dict()
+    hosts = cat.hosts.set_index("id")
+    assert out["options"]
+    for o in out["options"]:
+        n = int(o["server"]["instances_per_replica"])
+        h = hosts.loc[o["server"]["host_id"]]
+        assert n == 1 or isinstance(h["scaleout_fabric"], str) or h["fabric_spans_instances"] is True
+    ada = next(e["reason"] for e in out["excluded"] if e["what"] == "NVIDIA Ada")
+    assert "more than one instance holds" in ada and "hosts.scaleout_fabric" in ada

@@ -115,7 +115,7 @@ def tp_reach(acc, per_instance: int, spans: bool) -> int:
 
 
 def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None,
-                moe: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+                moe: bool = False, training: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
     """Every (offer, configuration) whose chips = offer count x k and whose collective group fits in one
     instance of the offer (the instance is the unit bought: a group over two VMs would run its
     collectives over the network, which the layout is not priced for); over several instances the groups
@@ -125,7 +125,10 @@ def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None,
     are sharded over every attention-data-parallel rank (``perf.llm.engine``: max(ep, adp) expert
     ranks), so each decode step is an all-to-all across all of them. A dense model's pipeline stages
     (``perf.llm.capacity.pipeline_degrees``) may sit on separate instances only over a declared RDMA
-    fabric (``_host_fabric``), each stage's TP group inside one instance."""
+    fabric (``_host_fabric``), each stage's TP group inside one instance. A ``training`` run is one
+    replica whose gradient all-reduce (and pipeline sends) cross every instance it spans, priced at the
+    chip's scale-out rate (``Accelerator.peer_link``): it spans instances only over such a fabric too (or
+    a host whose scale-up fabric joins instances, the TPU slices)."""
     by_shape: dict[tuple[str, int], list[int]] = {}
     for i, r in enumerate(ev.rows):
         by_shape.setdefault((r["accelerator"], int(r["count"])), []).append(i)
@@ -150,6 +153,8 @@ def join_offers(offers: pd.DataFrame, ev: Evaluated, multiples, catalog=None,
                     continue
                 if k > 1 and not spans[j] and int(cnt[j]) % tp_only[i]:  # TP groups would straddle instances
                     continue
+                if training and k > 1 and not (fabric[j] or spans[j]):
+                    continue  # no declared network that carries the priced gradient traffic between them
                 # a dense model's pipeline past one instance sends its activations over the network:
                 # only where the host declares a fabric that carries the priced rate (or a spanning one)
                 if stages[i] > 1 and tp_only[i] * stages[i] > int(cnt[j]) and not (fabric[j] or spans[j]):

@@ -167,8 +167,30 @@ def _evaluate_and_join(workload, arch, catalog, offers, task, multiples, objecti
     ev = ev.take(keep)
     ev = ev.take(_best_per_config(ev))
     moe_serving = task == "serve" and bool(getattr(arch, "is_moe", False))  # training shards its own way
-    rows, cfg = join_offers(offers, ev, multiples, catalog, moe=moe_serving)
+    rows, cfg = join_offers(offers, ev, multiples, catalog, moe=moe_serving, training=task == "train")
+    if task == "train":
+        _unjoined_training(ev, rows, offers, fam_of, failures)
     return rows, ev.take(cfg), n_eval
+
+
+def _unjoined_training(ev, rows, offers, fam_of, failures: dict[str, list[str]]) -> None:
+    """Chips whose every run that trains in time needs more accelerators than one instance of its offers
+    holds, on hosts that declare no fabric between instances (``search.parts.join_offers``): the exclusion
+    says so, with the smallest such run."""
+    joined = set(rows["accelerator_id"]) if len(rows) else set()
+    need: dict[str, int] = {}
+    for r in ev.rows:
+        if r["accelerator"] not in joined:
+            need[r["accelerator"]] = min(int(r["count"]), need.get(r["accelerator"], 1 << 30))
+    for acc_id, n in sorted(need.items()):
+        mine = offers[offers["accelerator_id"] == acc_id]
+        if mine.empty:
+            continue
+        largest = int(mine["accelerator_count"].max())
+        failures.setdefault(fam_of[acc_id], []).append(
+            f"{acc_id}: the smallest run in time takes {n} chips, more than one instance holds ({largest}), and "
+            "no offer's host declares a network between its instances that carries the gradient all-reduce "
+            "(hosts.scaleout_fabric)")
 
 
 def _network_groups(workload, offers, task: str) -> list[tuple[float, np.ndarray]]:
