@@ -144,3 +144,30 @@ horizon_months: 3
         assert n == 1 or isinstance(h["scaleout_fabric"], str) or h["fabric_spans_instances"] is True
     ada = next(e["reason"] for e in out["excluded"] if e["what"] == "NVIDIA Ada")
     assert "more than one instance holds" in ada and "hosts.scaleout_fabric" in ada
+
+
+def test_bought_dgx_servers_train_together_over_their_infiniband_and_the_switches_are_a_stated_risk():
+    """The DGX/HGX datasheets list one 400 Gb/s ConnectX-7 (DGX A100: 200 Gb/s HDR) compute NIC per GPU, the
+    SuperPOD fabric, so a bought run may span servers; the switches between them are not in the server price."""
+    from infrafit.search.planner import plan
+    from infrafit.workload.spec import parse_spec
+
+    cat = load_catalog()
+    hosts = cat.hosts.set_index("id")
+    assert hosts.at["server_dgx_b200", "scaleout_fabric"] == "infiniband"
+    spec = """
+name: pretrain8b-onprem
+task: training
+model: llama3.1-8b
+framework: pytorch
+precision: [bf16, fp8]
+training: {tokens: 1T, seq_len: 8192, deadline_days: 30}
+usage: {pattern: periodic, runs_per_year: 4}
+placement: {countries: [US]}
+deployment: {allowed: [on_prem]}
+horizon_months: 36
+"""
+    o = plan(parse_spec(spec, catalog=cat), cat, top=1).to_dict()["options"][0]
+    assert o["deployment"] == "on_prem" and int(o["server"]["instances_per_replica"]) > 1
+    assert any(r.startswith("fabric:") and "switches and cables between them are not priced" in r
+               for r in o["risks"])

@@ -228,9 +228,15 @@ def option_json(part, i: int, ctx: dict) -> dict:
                      "fabric); check the provider's instance network before relying on it")
     fabric = _fabric_of(catalog, str(row["host_id"]))
     if int(row["instances_per_replica"]) > 1 and fabric:
-        risks.append(f"fabric: one replica spans {int(row['instances_per_replica'])} instances of {row['host_id']} "
-                     f"over its {fabric}; the instances must share it (one cluster placement group or cluster "
-                     "network), or the cross-instance traffic falls back to the ordinary network")
+        if str(row["mode"]) == "on_prem":
+            risks.append(f"fabric: one replica spans {int(row['instances_per_replica'])} bought servers "
+                         f"({row['host_id']}) over their {fabric}; the switches and cables between them are "
+                         "not priced: add them to the purchase")
+        else:
+            risks.append(f"fabric: one replica spans {int(row['instances_per_replica'])} instances of "
+                         f"{row['host_id']} over its {fabric}; the instances must share it (one cluster placement "
+                         "group or cluster network), or the cross-instance traffic falls back to the ordinary "
+                         "network")
     if str(row["provider"]) == OWNED_PROVIDER:  # the team's own servers: no purchase, no lead time
         risks = [r for r in risks if not r.startswith("on-prem: capital outlay")]
         risks.append("owned: the plan assumes these servers are free for this workload; power, colocation and "
