@@ -141,7 +141,7 @@ horizon_months: 3
     for o in out["options"]:
         n = int(o["server"]["instances_per_replica"])
         h = hosts.loc[o["server"]["host_id"]]
-        assert n == 1 or isinstance(h["scaleout_fabric"], str) or h["fabric_spans_instances"] is True
+        assert n == 1 or isinstance(h["scaleout_fabric"], str) or str(h["fabric_spans_instances"]) == "True"
     ada = next(e["reason"] for e in out["excluded"] if e["what"] == "NVIDIA Ada")
     assert "more than one instance holds" in ada and "hosts.scaleout_fabric" in ada
 

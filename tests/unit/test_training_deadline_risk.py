@@ -83,6 +83,6 @@ def test_a_deadline_met_at_p50_but_not_at_p90_needs_more_chips_or_is_excluded(ca
     for o in at_p90["options"]:  # every kept option finishes by the deadline at the band's p90
         assert o["performance"]["time_to_train_s"] * f <= deadline_s * (1 + 1e-9)
         assert any(w.startswith("binding constraint: time to train at the p90 of its band") for w in o["why"])
-    p50_counts = min(o["count"] for o in at_p50["options"])
-    p90_counts = min((o["count"] for o in at_p90["options"]), default=None)
-    assert p90_counts is None or p90_counts > p50_counts
+    # the chip is not dropped: the counts tried go on past those that miss the deadline at p90
+    assert at_p90["options"]
+    assert min(o["count"] for o in at_p90["options"]) > min(o["count"] for o in at_p50["options"])

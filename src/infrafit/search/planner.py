@@ -178,15 +178,15 @@ def _unjoined_training(ev, rows, offers, fam_of, failures: dict[str, list[str]])
     holds, on hosts that declare no fabric between instances (``search.parts.join_offers``): the exclusion
     says so, with the smallest such run."""
     joined = set(rows["accelerator_id"]) if len(rows) else set()
-    need: dict[str, int] = {}
+    counts: dict[str, list[int]] = {}
     for r in ev.rows:
         if r["accelerator"] not in joined:
-            need[r["accelerator"]] = min(int(r["count"]), need.get(r["accelerator"], 1 << 30))
-    for acc_id, n in sorted(need.items()):
+            counts.setdefault(r["accelerator"], []).append(int(r["count"]))
+    for acc_id, runs in sorted(counts.items()):
         mine = offers[offers["accelerator_id"] == acc_id]
-        if mine.empty:
+        n, largest = min(runs), int(mine["accelerator_count"].max()) if not mine.empty else 0
+        if mine.empty or n <= largest:  # a run that fits one instance was dropped for another reason
             continue
-        largest = int(mine["accelerator_count"].max())
         failures.setdefault(fam_of[acc_id], []).append(
             f"{acc_id}: the smallest run in time takes {n} chips, more than one instance holds ({largest}), and "
             "no offer's host declares a network between its instances that carries the gradient all-reduce "

@@ -279,10 +279,9 @@ def _gemma4(c: Mapping[str, Any], ffn: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if c.get("global_head_dim"):
         k_eq_v = bool(c.get("attention_k_eq_v"))
+        global_kv = c.get("num_global_key_value_heads") if k_eq_v else None  # else the sliding layers' count
         out.update(global_head_dim=int(c["global_head_dim"]), global_k_eq_v=k_eq_v,
-                   global_kv_heads=int(c.get("num_global_key_value_heads") or 0) if k_eq_v else None)
-        if not out["global_kv_heads"]:
-            out["global_kv_heads"] = None
+                   global_kv_heads=int(global_kv) if global_kv else None)
     if c.get("num_experts") and c.get("top_k_experts"):
         out["experts_per_token"] = int(c["top_k_experts"])
         if c.get("enable_moe_block"):

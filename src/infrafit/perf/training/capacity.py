@@ -143,9 +143,8 @@ DEADLINE_P90_KEY = "time_to_train_p90_s"
 
 def deadline_factor(model_id: str, accelerator_id: str, risk: str) -> float:
     """What a predicted time to train is multiplied by before it is compared with the deadline at
-    ``risk``: the p90 ratio of the model-on-chip's time-to-train band (``perf.bands``), 1 at ``p50``."""
-    if risk == "p50":
-        return 1.0
+    ``risk``: the p90 ratio of the model-on-chip's time-to-train band (``perf.bands.slo_factor``), 1 at
+    ``p50``."""
     from infrafit.perf.bands import slo_factor
 
     return slo_factor("training", "time_to_train_s", model_id, accelerator_id, risk)
