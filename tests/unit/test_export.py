@@ -96,7 +96,10 @@ def test_every_skypilot_file_validates_against_skypilots_task_schema(tmp_path, s
     for path in files:
         jsonschema.validate(yaml.safe_load(path.read_text()), schema)
     index = json.loads((out / "index.json").read_text())
-    assert len(files) == sum(1 for o in index["options"] if o["skypilot"]) + (1 if files else 0)
+    # one per launchable option, plus the top-level file when a launchable option runs option #1's command
+    assert len([p for p in files if p.parent != out]) == sum(1 for o in index["options"] if o["skypilot"])
+    if (out / "skypilot.yaml").exists():
+        assert "run: bash option-1/serve.sh" in (out / "skypilot.yaml").read_text()
     bad = yaml.safe_load(files[0].read_text()) | {"resources": {"accelerator": "H100:8"}} if files else None
     if bad is not None:  # the schema is strict: a misspelt key fails
         with pytest.raises(jsonschema.ValidationError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -61,11 +62,17 @@ def test_the_terminal_says_the_recommendation_before_the_table(chat):
 def test_explain_prints_one_option_in_full(capsys):
     from infrafit.cli import main
 
-    assert main(["plan", str(EXAMPLES / "chatbot-asia.yaml"), "--top", "3", "--explain", "2"]) == 0
-    out = capsys.readouterr().out
-    assert out.startswith("#2 ") and "#1 " not in out and "#3 " not in out
-    for section in ("why", "risks", "cost over 24 months", "efficiency", "server:"):
-        assert section in out
+    assert main(["plan", str(EXAMPLES / "chatbot-asia.yaml"), "--top", "3", "--json"]) == 0
+    options = json.loads(capsys.readouterr().out)["options"]
+    assert any(o["risks"] for o in options)  # a risks section is exercised
+    for o in options:
+        assert main(["plan", str(EXAMPLES / "chatbot-asia.yaml"), "--top", "3", "--explain", str(o["rank"])]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"#{o['rank']} ") and sum(f"#{r} " in out for r in (1, 2, 3)) == 1
+        for section in ("why", "cost over 24 months", "efficiency", "server:"):
+            assert section in out
+        assert ("\nrisks\n" in out) == bool(o["risks"])
+        assert all(r[:40] in " ".join(out.split()) for r in o["risks"])
     assert "| # |" not in out and "┃" not in out  # no table
     assert main(["plan", str(EXAMPLES / "chatbot-asia.yaml"), "--top", "3", "--explain", "4"]) == 2
     assert "To fix" in capsys.readouterr().err

@@ -37,6 +37,7 @@ import numpy as np
 
 from infrafit.catalog import load_catalog
 from infrafit.perf.bands import metric_class
+from infrafit.perf.llm.shape import LLMShape
 from infrafit.perf.profiles import PROFILE_COLUMNS, ProfileRow, Profiles, default_profiles_path
 from infrafit.perf.types import ValidateContext
 from infrafit.perf.validate.llm import evaluate, expand, prepare_many
@@ -232,13 +233,21 @@ def profiles_for(cases: list) -> tuple[Profiles, np.ndarray]:
     return profiles, free
 
 
+def architecture(shape: LLMShape) -> tuple:
+    """What a held-out "model" is: its architecture, not its name. DeepSeek-R1 and -V3 are one network
+    (the calibration set lists runs under both names), so holding out one name while the other trains
+    would let the fit see the held-out model's own measurements."""
+    return (shape.num_layers, shape.hidden_size, round(shape.params_total, -8), shape.num_experts,
+            shape.experts_per_token, shape.attention_heads, shape.is_mla)
+
+
 def cross_validate(cases: list, measured: np.ndarray, keep_predictions: bool = False) -> dict:
     """Hold out each model (latency set) and each accelerator: fit on the rest, predict the held-out.
 
     Each fold rebuilds the fitted rows from its training rows (``profiles_for``): a key backed only by
     the held-out chip or model is not fitted, and the held-out rows fall back as an unseen one's would."""
     out = {}
-    for label, key in (("leave-one-model-out", lambda c: c.shape.model_id),
+    for label, key in (("leave-one-model-out", lambda c: architecture(c.shape)),
                        ("leave-one-accelerator-out", lambda c: c.acc.id)):
         groups = Counter(key(c) for c in cases)
         preds = np.full(len(cases), np.nan)

@@ -17,6 +17,7 @@ lengths and the concurrency or the scenario rule:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,39 @@ def _precision(row: dict[str, str], acc: Any, mlperf: bool) -> str:
     return "fp32"
 
 
+_ID_LAYOUT = re.compile(r"_tp(\d+)_ep(\d+)_")
+
+
+def layout_from_id(row: dict[str, str]) -> dict[str, str]:
+    """``row`` with its parallel fields re-read from its id where the source's fields disagree with it.
+
+    AIConfigurator's silicon sample writes some DeepSeek runs with their parallel fields multiplied by
+    the expert-parallel degree (``count_check = id_suggests_N``: the id says ``tp8_ep8``, 8 GPUs in
+    TensorRT-LLM naming; the fields say TP 64 on 64 GPUs). Most of those rows repeat, digit for digit,
+    the TTFT and TPOT of the same run stated at N GPUs, so the id is right: the GPU count is N, EP is the
+    id's, and the factor ``f = tp x attention_dp / N`` comes off attention DP where it divides it
+    (TP 1 x DP 64 -> DP 8; TP 4 x DP 4 -> TP 4) and off TP otherwise (TP 64 -> 8). A flagged row whose
+    id names no layout, or whose fields do not divide, is skipped: its GPU count is unknown."""
+    flag = (row.get("count_check") or "").strip()
+    if not flag.startswith("id_suggests_"):
+        return row
+    m = _ID_LAYOUT.search(row.get("row_id", ""))
+    tp, adp = int(_num(row, "tp") or 1), max(int(_num(row, "attention_dp") or 1), 1)
+    n = int(m.group(1)) if m else 0
+    if not m or n < 1 or (tp * adp) % n:
+        raise SkipRow(f"GPU count uncertain: count_check {flag!r}, and the id names no layout that the "
+                      f"parallel fields (tp {tp} x attention_dp {adp}) divide into")
+    f = tp * adp // n
+    if adp > 1 and adp % f == 0:
+        adp //= f
+    elif tp % f == 0:
+        tp //= f
+    else:
+        raise SkipRow(f"GPU count uncertain: count_check {flag!r}; neither tp {tp} nor attention_dp {adp} "
+                      f"divides by the factor {f} the id implies")
+    return {**row, "tp": str(tp), "attention_dp": str(adp), "ep": m.group(2), "accelerator_count": str(n)}
+
+
 def _stated_layout(row: dict[str, str], acc: Any, shape: LLMShape) -> tuple[int, int, int, int] | None:
     tp, pp = _num(row, "tp"), _num(row, "pp")
     if tp is None:
@@ -200,6 +234,7 @@ def prepare(row: dict[str, str], ctx: ValidateContext) -> Case:
         acc = ctx.catalog.accelerator(row["accelerator_id"])
     except Exception:  # noqa: BLE001
         raise SkipRow(f"accelerator {row.get('accelerator_id')!r} not in the catalog") from None
+    row = layout_from_id(row)
     workload = row["workload"].strip()
     mp = preset(workload)
     if workload.startswith("mlperf-inf/") and mp is None:
