@@ -22,7 +22,7 @@ from infrafit.workload.models import get_model
 
 ROOT = Path(__file__).resolve().parents[2]
 LATENCY = ROOT / "benchmarks" / "data" / "latency_calibration.csv"
-FIELDS = ("tp", "attention_dp", "ep", "accelerator_count")
+FIELDS = ("tp", "attention_dp", "ep", "accelerator_count", "batch_size", "concurrency")
 
 
 def _script():
@@ -44,16 +44,17 @@ def _layout(row: dict[str, str]) -> tuple[str, ...]:
 
 def _row(row_id: str, tp: str, adp: str, ep: str, count: str, flag: str = "id_suggests_8") -> dict[str, str]:
     return {"row_id": row_id, "tp": tp, "attention_dp": adp, "ep": ep, "accelerator_count": count,
-            "count_check": flag}
+            "count_check": flag, "batch_size": "", "concurrency": ""}
 
 
 def test_a_multiplied_layout_is_re_read_from_the_id():
     assert _layout(layout_from_id(_row("r1_b200_trtllm_c8_tp8_ep8_9:ttft_s", "64", "1", "8", "64"))) == (
-        "8", "1", "8", "8")
-    # attention-DP runs lose the factor from DP, where it divides
-    assert _layout(layout_from_id(_row("r1_c4_tp8_ep8_3:ttft_s", "1", "64", "8", "64"))) == ("1", "8", "8", "8")
+        "8", "1", "8", "8", "1", "1")
+    # attention-DP runs lose the factor from DP, where it divides, and each rank's batch grows by it
+    dp = {**_row("r1_c64_tp8_ep8_3:ttft_s", "1", "64", "8", "64"), "batch_size": "1", "concurrency": "64"}
+    assert _layout(layout_from_id(dp)) == ("1", "8", "8", "8", "8", "64")
     assert _layout(layout_from_id(_row("r1_c4_tp4_ep4_3:ttft_s", "4", "4", "16", "16", "id_suggests_4"))) == (
-        "4", "1", "4", "4")
+        "4", "1", "4", "4", "1", "1")
     # an unflagged row is left as stated
     same = _row("r1_c4_tp8_ep8_3:ttft_s", "64", "1", "8", "64", "no_id_hint")
     assert layout_from_id(same) is same

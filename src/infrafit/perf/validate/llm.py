@@ -146,7 +146,8 @@ def layout_from_id(row: dict[str, str]) -> dict[str, str]:
     TensorRT-LLM naming; the fields say TP 64 on 64 GPUs). Most of those rows repeat, digit for digit,
     the TTFT and TPOT of the same run stated at N GPUs, so the id is right: the GPU count is N, EP is the
     id's, and the factor ``f = tp x attention_dp / N`` comes off attention DP where it divides it
-    (TP 1 x DP 64 -> DP 8; TP 4 x DP 4 -> TP 4) and off TP otherwise (TP 64 -> 8). A flagged row whose
+    (TP 1 x DP 64 -> DP 8, each rank's batch 8x; TP 4 x DP 4 -> TP 4) and off TP otherwise (TP 64 -> 8);
+    the client concurrency is the run's and stays. A flagged row whose
     id names no layout, or whose fields do not divide, is skipped: its GPU count is unknown."""
     flag = (row.get("count_check") or "").strip()
     if not flag.startswith("id_suggests_"):
@@ -158,14 +159,19 @@ def layout_from_id(row: dict[str, str]) -> dict[str, str]:
         raise SkipRow(f"GPU count uncertain: count_check {flag!r}, and the id names no layout that the "
                       f"parallel fields (tp {tp} x attention_dp {adp}) divide into")
     f = tp * adp // n
+    per_rank = 1  # how much each attention-DP rank's batch grows when DP shrinks
     if adp > 1 and adp % f == 0:
-        adp //= f
+        adp, per_rank = adp // f, f
     elif tp % f == 0:
         tp //= f
     else:
         raise SkipRow(f"GPU count uncertain: count_check {flag!r}; neither tp {tp} nor attention_dp {adp} "
                       f"divides by the factor {f} the id implies")
-    return {**row, "tp": str(tp), "attention_dp": str(adp), "ep": m.group(2), "accelerator_count": str(n)}
+    out = {**row, "tp": str(tp), "attention_dp": str(adp), "ep": m.group(2), "accelerator_count": str(n)}
+    batch = _num(row, "batch_size")
+    if batch is not None:  # the client load is unchanged, so each of the fewer DP ranks carries more of it
+        out["batch_size"] = f"{batch * per_rank:g}"
+    return out
 
 
 def _stated_layout(row: dict[str, str], acc: Any, shape: LLMShape) -> tuple[int, int, int, int] | None:
