@@ -57,7 +57,9 @@ def cross_validation() -> list[str]:
     fit = json.loads(path.read_text())
     lines = ["## Cross-validation of the LLM efficiency fit", "",
              f"Fitted on {fit['cases']} LLM rows (both sets) on {fit.get('fitted_on', '?')}; in-sample MdAPE "
-             f"{_pct(fit['mdape'])}. Each held-out group (a model, or an accelerator, with >= 50 rows) is "
+             f"{_pct(fit['mdape'])}. Rows repeating another configuration's measurement (`exact_duplicate_of`) "
+             "are left out. Each held-out group (a model architecture, so names of one network such as "
+             "DeepSeek-R1 and -V3 leave together, or an accelerator, with >= 50 rows) is "
              "predicted by profiles fitted without it (which keys get their own row is also decided on the "
              "training rows, so it is treated as an unseen model or chip):", "", "| scheme | rows | MdAPE |",
              "|---|---:|---:|"]
