@@ -49,7 +49,7 @@ def twins(rows: list[dict[str, str]]) -> dict[str, str]:
     for members in sets.values():
         if len(members) < 2:
             continue
-        ranked = sorted(members, key=lambda c: (trust(configs[c]["ttft_s"]), members.index(c)))
+        ranked = sorted(members, key=lambda c: trust(configs[c]["ttft_s"]))  # stable: file order breaks ties
         for config in ranked[1:]:
             for metric in ("ttft_s", "tpot_s"):
                 out[f"{config}:{metric}"] = f"{ranked[0]}:{metric}"

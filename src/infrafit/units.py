@@ -47,6 +47,8 @@ SECONDS_PER_MINUTE: Final = 60.0
 SECONDS_PER_HOUR: Final = 3600.0
 SECONDS_PER_DAY: Final = 86400.0
 HOURS_PER_DAY: Final = 24.0
+#: Hours in a week (an int: it sizes the hour-of-week arrays of usage profiles and fleet pools).
+HOURS_PER_WEEK: Final = 7 * int(HOURS_PER_DAY)
 DAYS_PER_YEAR: Final = 365.0
 HOURS_PER_YEAR: Final = HOURS_PER_DAY * DAYS_PER_YEAR
 MONTHS_PER_YEAR: Final = 12.0

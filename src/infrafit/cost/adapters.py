@@ -35,8 +35,8 @@ from infrafit.cost.factors import (
 )
 from infrafit.cost.offers import OfferArrays
 from infrafit.cost.params import MODES, PER_START_MODES, CostParams
-from infrafit.cost.usage import HOURS_PER_WEEK, LoadProfile, batch_starts_per_month, growth_factors, month_profile
-from infrafit.units import HOURS_PER_MONTH, SECONDS_PER_HOUR
+from infrafit.cost.usage import LoadProfile, batch_starts_per_month, growth_factors, month_profile
+from infrafit.units import HOURS_PER_MONTH, HOURS_PER_WEEK, SECONDS_PER_HOUR
 
 OPS_LABOUR = Schema(
     "ops_labour",

@@ -21,9 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from infrafit.errors import InputError, suggest
-from infrafit.units import HOURS_PER_DAY, HOURS_PER_MONTH, MONTHS_PER_YEAR, SECONDS_PER_HOUR
+from infrafit.units import HOURS_PER_DAY, HOURS_PER_MONTH, HOURS_PER_WEEK, MONTHS_PER_YEAR, SECONDS_PER_HOUR
 
-HOURS_PER_WEEK = 7 * int(HOURS_PER_DAY)
 _BUSINESS_START_H, _BUSINESS_END_H = 9, 18  # local working day, 09:00-18:00
 _NIGHT_FACTOR = 0.1  # assumption: overnight traffic of an office tool is ~10 % of the working-hours level
 _SHOULDER_FACTOR = 0.4  # 07-09 and 18-21: commute and evening use

@@ -24,8 +24,7 @@ import numpy as np
 import pandas as pd
 
 from infrafit.cost.params import BREAKDOWN_KEYS, CostParams
-from infrafit.cost.usage import HOURS_PER_WEEK
-from infrafit.units import HOURS_PER_MONTH, fmt_usd
+from infrafit.units import HOURS_PER_MONTH, HOURS_PER_WEEK, fmt_usd
 
 CURRENT_OFFER_ID = "current"
 WEEKS_PER_MONTH = HOURS_PER_MONTH / HOURS_PER_WEEK

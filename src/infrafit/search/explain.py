@@ -13,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from infrafit.cost.usage import HOURS_PER_WEEK
-from infrafit.units import HOURS_PER_DAY, HOURS_PER_MONTH, SECONDS_PER_HOUR, fmt_duration, fmt_usd
+from infrafit.units import HOURS_PER_DAY, HOURS_PER_MONTH, HOURS_PER_WEEK, SECONDS_PER_HOUR, fmt_duration, fmt_usd
 
 #: A price older than this is flagged: cloud GPU list prices moved by 10-45 % within 2024-2025
 #: (AWS P4/P5 cuts of June 2025), so half a year is the horizon over which a quote is still current.

@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from infrafit.units import HOURS_PER_MONTH, fmt_usd
+from infrafit.units import HOURS_PER_MONTH, HOURS_PER_WEEK, fmt_usd
 
 POOL_MODES = ("cloud_reserved_1y", "cloud_reserved_3y", "dedicated_monthly", "on_prem")
 ELASTIC_MODES = ("cloud_on_demand",)
-HOURS_PER_WEEK_BINS = 168
+HOURS_PER_WEEK_BINS = HOURS_PER_WEEK
 #: Elastic pools are tried on each workload's cheapest candidates only (each pool sizes 168 hours a month).
 ELASTIC_CANDIDATES_PER_WORKLOAD = 8
 
