@@ -111,3 +111,20 @@ def test_three_sourced_single_gpu_dedicated_servers_from_two_providers():
         assert float(row["usd_per_month"]) == round(eur * 1.1739, 2)
     gex63 = ded[ded["host_id"] == "hetzner_gex63"].iloc[0]
     assert gex63["accelerator_id"] == "nvidia_rtx_pro_6000_bw_maxq" and gex63["availability"] == "unverified"
+
+
+def test_south_america_has_sourced_gpu_rentals_of_several_sizes():
+    """A Brazilian data-residency plan (LGPD) needs GPUs that are sold in Brazil: AWS sa-east-1 lists
+    g4dn/g5/g6/p4d/p5 at their own regional price (the on-demand rows of the same source match the
+    shipped us-east-1 SkyPilot rows to the cent), on demand and 1-yr reserved; none is a copy of
+    another region's row."""
+    offers = _offers()
+    br = offers[(offers["country"] == "BR") & offers["family"].str.startswith("NVIDIA")]
+    assert {"cloud_on_demand", "cloud_reserved_1y"} <= set(br["mode"])
+    assert {1, 8} <= set(br["accelerator_count"]) and br["accelerator_id"].nunique() >= 4
+    assert (br["availability"] == "verified").all() and not br["derived"].astype(bool).any()
+    # Sao Paulo is dearer than Virginia for the same instance (about 1.7x on the AWS price list)
+    us = offers[(offers["region"] == "us-east-1") & (offers["mode"] == "cloud_on_demand")]
+    both = br[br["mode"] == "cloud_on_demand"].merge(us, on="host_id", suffixes=("_br", "_us"))
+    assert len(both) >= 5
+    assert ((both["usd_per_hour_br"] / both["usd_per_hour_us"]).between(1.3, 2.0)).all()

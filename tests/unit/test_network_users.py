@@ -125,3 +125,18 @@ def test_bad_network_fields_are_refused(tmp_path, capsys, users, at, expect):
     assert main(["check", str(spec)]) == 2
     err = capsys.readouterr().err
     assert expect in err and "To fix" in err
+
+
+def test_brazilian_residency_is_served_from_sao_paulo(tmp_path):
+    """Data kept in Brazil (LGPD) used to end in exit 3: no GPU was sold in Brazil in the catalog. AWS
+    sa-east-1 lists GPU instances, so the plan serves the Sao Paulo users from Sao Paulo, a short round
+    trip away (a same-city path: the distance fit's 8 ms intercept, marked as an estimate)."""
+    spec = tmp_path / "br.yaml"
+    spec.write_text(SPEC.format(users="[sao-paulo]", at="", conn="").replace(
+        "regions: [tokyo]", "countries: [BR]"))
+    result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "5"])
+    assert result.exit_code == 0, result.output
+    options = json.loads(result.stdout)["options"]
+    assert options and all(o["region"] == "sa-east-1" for o in options)
+    net = options[0]["performance"]["network"]["sao-paulo"]
+    assert net["rtt_s"] < 0.02 and net["ttft_p99_s_at_user"] <= 0.5
