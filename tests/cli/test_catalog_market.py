@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from infrafit.catalog import load_catalog
-from infrafit.catalog.refresh import read_azure_retail
+from infrafit.catalog.refresh import read_azure_retail, read_ec2instances
 from infrafit.cli import app, main
 from infrafit.units import HOURS_PER_YEAR
 
@@ -74,6 +74,39 @@ def test_azure_retail_pages_become_on_demand_spot_and_reserved_offers(tmp_path):
     assert any("Standard_NC6s_v3" in s["instance"] and "no host row" in s["reason"] for s in summary["skipped"])
 
 
+def test_ec2instances_json_gives_every_region_with_reserved_and_spot(tmp_path):
+    """The instances.json of ec2instances.info: Linux only, Standard no-upfront reserved for 1 and 3 years
+    (not Convertible), the average spot rate as a derived row carrying the interruption band."""
+    listings = read_ec2instances(FIXTURES / "ec2instances", retrieved_on="2026-11-30")
+    g4 = {(x.region, x.mode): x for x in listings if x.instance == "g4dn.xlarge"}
+    assert set(g4) == {("us-east-1", m) for m in ("cloud_on_demand", "cloud_reserved_1y", "cloud_reserved_3y",
+                                                   "cloud_spot")} | {("sa-east-1", "cloud_on_demand"),
+                                                                    ("sa-east-1", "cloud_reserved_1y")}
+    assert g4["us-east-1", "cloud_on_demand"].usd_per_hour == 0.5  # not the Windows 0.71
+    assert g4["us-east-1", "cloud_reserved_1y"].usd_per_hour == 0.331  # not the Convertible 0.38
+    spot = g4["us-east-1", "cloud_spot"]
+    assert spot.usd_per_hour == 0.21 and spot.derived and "interruption frequency <5%" in spot.notes
+    out, summary = _refresh(tmp_path, "ec2instances", FIXTURES / "ec2instances")
+    offers = _offers(out)
+    # the built-in rows keep their ids (the overlay replaces them); Sao Paulo's city comes from cloud_regions
+    assert offers[("aws_g4dn_xlarge", "us-east-1", "cloud_on_demand")]["id"] == \
+        "aws_g4dn_xlarge_us_east_1_cloud_on_demand_20250701"
+    assert offers[("aws_g4dn_xlarge", "sa-east-1", "cloud_reserved_1y")]["country"] == "BR"
+    assert offers[("aws_g6_4xlarge", "us-east-1", "cloud_on_demand")]["accelerator_id"] == "nvidia_l4"
+    assert summary["hosts"] == 1  # g6.4xlarge, a new host from its listed vCPUs and RAM
+    reasons = {s["instance"]: s["reason"] for s in summary["skipped"]}
+    assert "unknown accelerator 'NVIDIA Tesla V100'" in reasons["p3.2xlarge"]
+    assert "no host row" in reasons["m7i.large"] and "cloud_regions.csv" in reasons["g5.xlarge"]
+
+
+def test_a_broken_instances_json_is_a_clear_error(tmp_path, capsys):
+    (tmp_path / "instances.json").write_text('{"not": "a list"}')
+    code = main(["catalog", "refresh", "--format", "ec2instances", "--from", str(tmp_path / "instances.json"),
+                 "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "not a list of instance types" in err and "To fix" in err
+
+
 @pytest.mark.parametrize(("args", "expect"), [
     (["--format", "aws-csv"], "not a known price-list format"),
     (["--format", "skypilot", "--retrieved-on", "yesterday"], "is not a date"),
@@ -92,17 +125,21 @@ def test_a_vms_csv_without_skypilot_columns_names_the_file(tmp_path, capsys):
     assert code == 2 and "vms.csv:1" in err and "InstanceType" in err and "To fix" in err
 
 
-def test_fetch_without_network_is_a_clear_error(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("fmt", ["skypilot", "ec2instances"])
+def test_fetch_without_network_is_a_clear_error(tmp_path, capsys, monkeypatch, fmt):
     httpx = pytest.importorskip("httpx")
+    asked = []
 
     def refuse(self, url, **kw):
+        asked.append(url)
         raise httpx.ConnectError("network is unreachable")
 
     monkeypatch.setattr(httpx.Client, "get", refuse)
-    code = main(["catalog", "refresh", "--format", "skypilot", "--fetch", "--clouds", "aws", "--from",
+    code = main(["catalog", "refresh", "--format", fmt, "--fetch", "--clouds", "aws", "--from",
                  str(tmp_path / "dl"), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert code == 2 and "--fetch failed" in err and "To fix" in err
+    assert asked and ("instances.json" in asked[0]) == (fmt == "ec2instances")
 
 
 def test_fetch_without_httpx_says_how_to_install(tmp_path, capsys, monkeypatch):

@@ -1,11 +1,12 @@
 """Price refresh: public price lists converted into catalog rows (offers and hosts) in infrafit's columns.
 
-Stages, each pure: a reader turns one source format into ``Listing`` records (``read_skypilot`` for a
-folder of SkyPilot catalog ``<cloud>/vms.csv`` files, ``read_azure_retail`` for saved pages of the
-Azure Retail Prices API); ``convert`` resolves each listing against the catalog (accelerator through
-the alias table, host by instance name, region through ``cloud_regions.csv``) and returns offer and
-host rows plus the listings it skipped and why; ``write_overlay`` saves them as an overlay folder that
-``plan --catalog-dir`` reads. A listing whose (provider, host, region, mode) matches a built-in offer
+Stages, each pure: a reader turns one source format into ``Listing`` records (``read_skypilot`` for a folder
+of SkyPilot catalog ``<cloud>/vms.csv`` files, ``read_azure_retail`` for saved pages of the Azure Retail
+Prices API, ``read_ec2instances`` for the ``instances.json`` of ec2instances.info / instances.vantage.sh:
+every AWS region, with 1- and 3-year reserved rates); ``convert`` resolves each listing against the catalog
+(accelerator through the alias table, host by instance name, region through ``cloud_regions.csv``) and returns
+offer and host rows plus the listings it skipped and why; ``write_overlay`` saves them as an overlay folder
+that ``plan --catalog-dir`` reads. A listing whose (provider, host, region, mode) matches a built-in offer
 reuses that offer's id, so the overlay *replaces* the old price instead of adding a second one.
 """
 
@@ -49,6 +50,8 @@ CLOUD_INCLUDES = "whole instance: accelerators, host CPU, RAM, local NVMe"
 #: Azure Retail Prices: a reservation item's retailPrice is the price of the whole term.
 AZURE_TERM_YEARS = {"1 Year": 1, "3 Years": 3}
 AZURE_TERM_MODE = {"1 Year": "cloud_reserved_1y", "3 Years": "cloud_reserved_3y"}
+#: ec2instances.info reserved keys read: Standard, no upfront (an hourly rate for the whole term).
+EC2_RESERVED_MODE = {"yrTerm1Standard.noUpfront": "cloud_reserved_1y", "yrTerm3Standard.noUpfront": "cloud_reserved_3y"}
 
 
 @dataclass(frozen=True)
@@ -219,6 +222,64 @@ def _azure_item(item: dict[str, Any], retrieved_on: str, source: str) -> Listing
     return Listing(provider="Azure", instance=str(item.get("armSkuName", "")), accelerator="", accelerator_count=0,
                    region=str(item.get("armRegionName", "")), mode=mode, usd_per_hour=hourly, source=source,
                    retrieved_on=retrieved_on, derived=bool(note), notes=note)
+
+
+def read_ec2instances(path: Path, *, retrieved_on: str, source: str | None = None) -> list[Listing]:
+    """Listings from an ec2instances.info ``instances.json`` (a JSON list of instance types; a folder: its
+    ``*.json`` files): per region, the Linux on-demand rate, the 1- and 3-year Standard no-upfront reserved
+    rates, and the average spot rate (derived: an average over the file's sampling, not a price AWS
+    quotes)."""
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    if not files:
+        raise InputError(f"{path} has no .json files", fix="save instances.vantage.sh/instances.json here")
+    out: list[Listing] = []
+    for file in files:
+        try:
+            items = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{file}: not an instances.json ({exc})",
+                             fix="save the file as it is downloaded (a JSON list of instance types)") from None
+        if not isinstance(items, list):
+            raise InputError(f"{file}: not a list of instance types", fix="save instances.json as it is")
+        label = source or f"ec2instances.info instances.json ({file.name})"
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or not item.get("instance_type"):
+                raise InputError(f"{file}: entry {i} has no instance_type", fix="save instances.json as it is")
+            out += _ec2_item(item, retrieved_on, label)
+    return out
+
+
+def _ec2_item(item: dict[str, Any], retrieved_on: str, source: str) -> list[Listing]:
+    gpus = _number(str(item.get("GPU") or ""))
+    base = Listing(provider="AWS", instance=str(item["instance_type"]),
+                   accelerator=str(item.get("GPU_model") or "") if gpus == gpus else "",
+                   accelerator_count=int(gpus) if gpus == gpus else 0, region="", mode="cloud_on_demand",
+                   source=source, retrieved_on=retrieved_on, vcpu_count=_number(str(item.get("vCPU") or "")),
+                   ram_bytes=_number(str(item.get("memory") or "")) * GiB)
+    out = []
+    pricing = item.get("pricing") or {}
+    for region, by_os in pricing.items() if isinstance(pricing, dict) else ():
+        linux = by_os.get("linux") if isinstance(by_os, dict) else None
+        if not isinstance(linux, dict):
+            continue
+        at = replace(base, region=str(region))
+        od = _number(str(linux.get("ondemand") or ""))
+        if od == od:
+            out.append(replace(at, usd_per_hour=od))
+        listed = linux.get("reserved")
+        reserved: dict[str, Any] = listed if isinstance(listed, dict) else {}
+        for key, mode in EC2_RESERVED_MODE.items():
+            rate = _number(str(reserved.get(key) or ""))
+            if rate == rate:
+                out.append(replace(at, mode=mode, usd_per_hour=rate,
+                                   notes=f"{key}: Standard Reserved Instance, no upfront, effective hourly"))
+        spot = _number(str(linux.get("spot_avg") or ""))
+        if spot == spot:
+            band = f"; interruption frequency {linux['pct_interrupt']}" if linux.get("pct_interrupt") else ""
+            out.append(replace(at, mode="cloud_spot", usd_per_hour=spot, derived=True,
+                               notes=f"spot: the file's average, {linux.get('spot_min', '?')}-"
+                                     f"{linux.get('spot_max', '?')} USD/h{band}"))
+    return out
 
 
 # --- conversion -----------------------------------------------------------------------------------

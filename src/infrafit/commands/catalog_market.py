@@ -9,19 +9,20 @@ import typer
 
 from infrafit.commands.catalog import JsonOpt, catalog_app
 
-FORMATS = ("skypilot", "azure-retail")
+FORMATS = ("skypilot", "azure-retail", "ec2instances")
 #: Where ``--fetch`` downloads from (public, unauthenticated).
 SKYPILOT_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8/{cloud}/vms.csv"
 AZURE_URL = "https://prices.azure.com/api/retail/prices"
+EC2INSTANCES_URL = "https://instances.vantage.sh/instances.json"
 FETCH_TIMEOUT_S = 30.0
 DEFAULT_CLOUDS = "aws,gcp,azure,oci,lambda,runpod,nebius"
 
 
 @catalog_app.command("refresh")
 def refresh(
-    fmt: Annotated[str, typer.Option("--format", help="skypilot | azure-retail")],
+    fmt: Annotated[str, typer.Option("--format", help="skypilot | azure-retail | ec2instances")],
     source: Annotated[Path, typer.Option("--from", help="Folder of saved price lists (SkyPilot: <cloud>/vms.csv; "
-                                                         "Azure: *.json pages).")],
+                                                         "Azure: *.json pages; ec2instances: instances.json).")],
     out: Annotated[Path, typer.Option("--out", help="Overlay folder to write (offers.csv, hosts.csv).")],
     fetch: Annotated[bool, typer.Option("--fetch", help="Download the price lists into --from first (needs "
                                                         "network and `pip install infrafit[refresh]`).")] = False,
@@ -35,7 +36,7 @@ def refresh(
     import datetime as dt
 
     from infrafit.catalog import load_catalog
-    from infrafit.catalog.refresh import convert, read_azure_retail, read_skypilot, write_overlay
+    from infrafit.catalog.refresh import convert, read_azure_retail, read_ec2instances, read_skypilot, write_overlay
     from infrafit.commands.output import note, print_json
     from infrafit.errors import InputError, suggest
 
@@ -51,8 +52,8 @@ def refresh(
         _fetch(fmt, source, [c.strip() for c in clouds.split(",") if c.strip()], load_catalog())
     if not source.exists():
         raise InputError(f"--from {source} does not exist", fix="point --from at the saved price lists, or add --fetch")
-    listings = read_skypilot(source, retrieved_on=day) if fmt == "skypilot" else \
-        read_azure_retail(source, retrieved_on=day)
+    reader = {"skypilot": read_skypilot, "azure-retail": read_azure_retail, "ec2instances": read_ec2instances}[fmt]
+    listings = reader(source, retrieved_on=day)
     conversion = convert(listings, load_catalog())
     written = write_overlay(conversion, out)
     note(conversion.summary())
@@ -87,6 +88,10 @@ def _fetch(fmt: str, folder: Path, clouds: list[str], catalog: Any) -> None:
                     response.raise_for_status()
                     (folder / cloud).mkdir(exist_ok=True)
                     (folder / cloud / "vms.csv").write_text(response.text, encoding="utf-8")
+            elif fmt == "ec2instances":
+                response = client.get(EC2INSTANCES_URL)
+                response.raise_for_status()
+                (folder / "instances.json").write_text(response.text, encoding="utf-8")
             else:
                 _fetch_azure(client, folder, catalog)
     except httpx.HTTPError as exc:
