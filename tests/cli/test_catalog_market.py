@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -97,6 +98,13 @@ def test_ec2instances_json_gives_every_region_with_reserved_and_spot(tmp_path):
     reasons = {s["instance"]: s["reason"] for s in summary["skipped"]}
     assert "unknown accelerator 'NVIDIA Tesla V100'" in reasons["p3.2xlarge"]
     assert "no host row" in reasons["m7i.large"] and "cloud_regions.csv" in reasons["g5.xlarge"]
+    # the spot listing's advisor band lands in cost_spot.csv, which the spot model reads as a hazard
+    from infrafit.cost.factors import spot_hazard
+
+    factors = load_catalog(out).cost_factors
+    hazard, band = spot_hazard(factors, "AWS", "aws_g4dn_xlarge", "us-east-1")
+    assert band == "<5%" and hazard == pytest.approx(-np.log(0.95) / 730.0)
+    assert spot_hazard(load_catalog().cost_factors, "AWS", "aws_g4dn_xlarge", "us-east-1")[1] == ""
 
 
 def test_a_broken_instances_json_is_a_clear_error(tmp_path, capsys):

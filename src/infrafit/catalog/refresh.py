@@ -26,7 +26,7 @@ from typing import IO, Any
 from infrafit.catalog.loader import read_table
 from infrafit.catalog.model import Catalog
 from infrafit.catalog.schema import Schema, provenance, text
-from infrafit.catalog.tables import HOSTS, OFFERS
+from infrafit.catalog.tables import HOSTS, OFFERS, SPOT_BANDS, TABLES
 from infrafit.errors import InfrafitError, InputError
 from infrafit.units import HOURS_PER_YEAR, GiB
 from infrafit.workload.names import provider_key
@@ -78,6 +78,7 @@ class Listing:
     notes: str = ""
     host_kind: str = "cloud_instance"
     includes: str = CLOUD_INCLUDES
+    spot_band: str = ""  # a spot listing's published interruption band (SPOT_BANDS), when the source has one
 
 
 @dataclass
@@ -87,12 +88,14 @@ class Conversion:
     offers: list[dict[str, Any]] = field(default_factory=list)
     hosts: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[tuple[Listing, str]] = field(default_factory=list)
+    spot_bands: list[dict[str, Any]] = field(default_factory=list)  # cost_spot.csv rows
 
     def summary(self) -> str:
         reasons: dict[str, int] = {}
         for _, why in self.skipped:
             reasons[why] = reasons.get(why, 0) + 1
-        lines = [f"{len(self.offers)} offers, {len(self.hosts)} new hosts, {len(self.skipped)} listings skipped"]
+        lines = [f"{len(self.offers)} offers, {len(self.hosts)} new hosts, {len(self.skipped)} listings skipped"
+                 + (f", {len(self.spot_bands)} spot interruption bands" if self.spot_bands else "")]
         lines += [f"  skipped {n}: {why}" for why, n in sorted(reasons.items(), key=lambda kv: -kv[1])]
         return "\n".join(lines)
 
@@ -275,10 +278,12 @@ def _ec2_item(item: dict[str, Any], retrieved_on: str, source: str) -> list[List
                                    notes=f"{key}: Standard Reserved Instance, no upfront, effective hourly"))
         spot = _number(str(linux.get("spot_avg") or ""))
         if spot == spot:
-            band = f"; interruption frequency {linux['pct_interrupt']}" if linux.get("pct_interrupt") else ""
+            band = str(linux.get("pct_interrupt") or "")
+            said = f"; interruption frequency {band}" if band else ""
             out.append(replace(at, mode="cloud_spot", usd_per_hour=spot, derived=True,
+                               spot_band=band if band in SPOT_BANDS else "",
                                notes=f"spot: the file's average, {linux.get('spot_min', '?')}-"
-                                     f"{linux.get('spot_max', '?')} USD/h{band}"))
+                                     f"{linux.get('spot_max', '?')} USD/h{said}"))
     return out
 
 
@@ -308,7 +313,18 @@ def convert(listings: Iterable[Listing], catalog: Catalog) -> Conversion:
             continue
         ids.add(row["id"])
         out.offers.append(row)
+        if listing.spot_band:
+            out.spot_bands.append(_spot_row(listing, row))
     return out
+
+
+def _spot_row(listing: Listing, offer: dict[str, Any]) -> dict[str, Any]:
+    """A cost_spot.csv row: the published interruption band of a spot listing, which the spot model turns
+    into a per-instance hazard (``cost.factors.spot_hazard``)."""
+    return {"id": slug_id(offer["host_id"], listing.region), "provider": listing.provider,
+            "host_id": offer["host_id"], "region": listing.region, "frequency_band": listing.spot_band,
+            "confidence": "medium", "notes": "Linux; the Spot Instance Advisor band as the price list carries it",
+            "source": listing.source, "retrieved_on": listing.retrieved_on}
 
 
 class _Skip(Exception):
@@ -383,12 +399,14 @@ def _cell(value: float) -> str | float:
 
 
 def write_overlay(conversion: Conversion, out_dir: Path) -> list[Path]:
-    """``offers.csv`` and (when there are new hosts) ``hosts.csv`` in ``out_dir``, written atomically."""
+    """``offers.csv``, and when there are any ``hosts.csv`` (new hosts) and ``cost_spot.csv`` (interruption
+    bands), in ``out_dir``, written atomically."""
     from infrafit import safe_io
 
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, schema, rows in (("offers", OFFERS, conversion.offers), ("hosts", HOSTS, conversion.hosts)):
+    for name, schema, rows in (("offers", OFFERS, conversion.offers), ("hosts", HOSTS, conversion.hosts),
+                               ("cost_spot", TABLES["cost_spot"], conversion.spot_bands)):
         if not rows:
             continue
         path = out_dir / f"{name}.csv"
