@@ -94,7 +94,15 @@ def test_ec2instances_json_gives_every_region_with_reserved_and_spot(tmp_path):
         "aws_g4dn_xlarge_us_east_1_cloud_on_demand_20250701"
     assert offers[("aws_g4dn_xlarge", "sa-east-1", "cloud_reserved_1y")]["country"] == "BR"
     assert offers[("aws_g6_4xlarge", "us-east-1", "cloud_on_demand")]["accelerator_id"] == "nvidia_l4"
-    assert summary["hosts"] == 1  # g6.4xlarge, a new host from its listed vCPUs and RAM
+    assert summary["hosts"] == 1  # g6.4xlarge, a new host from its listed vCPUs, RAM, NVMe and network
+    import csv
+
+    with (out / "hosts.csv").open(newline="", encoding="utf-8") as fh:
+        g6 = next(csv.DictReader(fh))
+    assert (float(g6["vcpu_count"]), float(g6["ram_bytes"])) == (16, 64 * 2**30)
+    assert (float(g6["nvme_bytes"]), int(g6["nvme_drive_count"]), float(g6["nvme_read_bytes_per_s"])) == \
+        (600e9, 1, 3.0e9)  # one drive at the catalog's 3.0e9 B/s rule
+    assert float(g6["network_bits_per_s"]) == 25e9 and "not stated" not in g6["notes"]
     reasons = {s["instance"]: s["reason"] for s in summary["skipped"]}
     assert "unknown accelerator 'NVIDIA Tesla V100'" in reasons["p3.2xlarge"]
     assert "no host row" in reasons["m7i.large"] and "cloud_regions.csv" in reasons["g5.xlarge"]

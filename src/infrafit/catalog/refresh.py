@@ -50,6 +50,10 @@ CLOUD_INCLUDES = "whole instance: accelerators, host CPU, RAM, local NVMe"
 #: Azure Retail Prices: a reservation item's retailPrice is the price of the whole term.
 AZURE_TERM_YEARS = {"1 Year": 1, "3 Years": 3}
 AZURE_TERM_MODE = {"1 Year": "cloud_reserved_1y", "3 Years": "cloud_reserved_3y"}
+#: Sequential read of one data-centre NVMe drive (the hosts.csv rule, docs/catalog.md "Derivation rules" 7).
+NVME_DRIVE_READ_BYTES_PER_S = 3.0e9
+#: ec2instances.info ``network_performance``: "25 Gigabit", "Up to 10 Gigabit", "3200 Gigabit".
+_GIGABIT = re.compile(r"(\d+(?:\.\d+)?)\s*Gigabit", re.IGNORECASE)
 #: ec2instances.info reserved keys read: Standard, no upfront (an hourly rate for the whole term).
 EC2_RESERVED_MODE = {"yrTerm1Standard.noUpfront": "cloud_reserved_1y", "yrTerm3Standard.noUpfront": "cloud_reserved_3y"}
 
@@ -79,6 +83,9 @@ class Listing:
     host_kind: str = "cloud_instance"
     includes: str = CLOUD_INCLUDES
     spot_band: str = ""  # a spot listing's published interruption band (SPOT_BANDS), when the source has one
+    nvme_bytes: float = math.nan  # local NVMe, when the source lists it (ec2instances: devices x size)
+    nvme_drive_count: int = 0
+    network_bits_per_s: float = math.nan  # the instance's network, when the source lists it
 
 
 @dataclass
@@ -252,13 +259,28 @@ def read_ec2instances(path: Path, *, retrieved_on: str, source: str | None = Non
     return out
 
 
+def _ec2_host_facts(item: dict[str, Any]) -> dict[str, Any]:
+    """Local NVMe (``storage``: ``devices`` x ``size`` GB, NVMe drives only) and network (the
+    ``network_performance`` figure; "Up to N" gives N) of an instances.json entry, where it lists them."""
+    facts: dict[str, Any] = {}
+    storage = item.get("storage")
+    if isinstance(storage, dict) and storage.get("nvme_ssd"):
+        devices, size = _number(str(storage.get("devices") or "")), _number(str(storage.get("size") or ""))
+        if devices == devices and size == size:
+            facts |= {"nvme_bytes": devices * size * 1e9, "nvme_drive_count": int(devices)}
+    found = _GIGABIT.search(str(item.get("network_performance") or ""))
+    if found:
+        facts["network_bits_per_s"] = float(found.group(1)) * 1e9
+    return facts
+
+
 def _ec2_item(item: dict[str, Any], retrieved_on: str, source: str) -> list[Listing]:
     gpus = _number(str(item.get("GPU") or ""))
     base = Listing(provider="AWS", instance=str(item["instance_type"]),
                    accelerator=str(item.get("GPU_model") or "") if gpus == gpus else "",
                    accelerator_count=int(gpus) if gpus == gpus else 0, region="", mode="cloud_on_demand",
                    source=source, retrieved_on=retrieved_on, vcpu_count=_number(str(item.get("vCPU") or "")),
-                   ram_bytes=_number(str(item.get("memory") or "")) * GiB)
+                   ram_bytes=_number(str(item.get("memory") or "")) * GiB, **_ec2_host_facts(item))
     out = []
     pricing = item.get("pricing") or {}
     for region, by_os in pricing.items() if isinstance(pricing, dict) else ():
@@ -361,13 +383,20 @@ def _host_for(listing: Listing, catalog: Catalog, hosts: dict, out: Conversion) 
 
 
 def _host_row(listing: Listing, accelerator: str) -> dict[str, Any]:
+    drives = listing.nvme_drive_count
+    stated = [w for w, v in (("NVMe", listing.nvme_bytes), ("network", listing.network_bits_per_s)) if v == v]
+    missing = [w for w in ("NVMe", "network") if w not in stated]
+    notes = "from a price list: vCPUs and RAM" + "".join(f", {w}" for w in stated) + " as listed"
+    notes += f"; {' and '.join(missing)} not stated" if missing else ""
+    notes += "; nvme_read_bytes_per_s = drives x 3.0e9 B/s (rule)" if drives else ""
     return {"id": slug_id(listing.provider, listing.instance), "name": listing.instance,
             "provider": listing.provider, "host_kind": listing.host_kind, "accelerator_id": accelerator,
             "accelerator_count": listing.accelerator_count, "vcpu_count": _cell(listing.vcpu_count),
-            "ram_bytes": _cell(listing.ram_bytes), "nvme_bytes": "", "nvme_drive_count": "",
-            "nvme_read_bytes_per_s": "", "network_bits_per_s": "", "fabric_spans_instances": "", "power_w": "",
-            "confidence": listing.confidence, "derived": "false",
-            "notes": "from a price list: vCPUs and RAM as listed; NVMe and network not stated",
+            "ram_bytes": _cell(listing.ram_bytes), "nvme_bytes": _cell(listing.nvme_bytes),
+            "nvme_drive_count": drives or "",
+            "nvme_read_bytes_per_s": _cell(drives * NVME_DRIVE_READ_BYTES_PER_S) if drives else "",
+            "network_bits_per_s": _cell(listing.network_bits_per_s), "fabric_spans_instances": "", "power_w": "",
+            "confidence": listing.confidence, "derived": str(bool(drives)).lower(), "notes": notes,
             "source": listing.source, "retrieved_on": listing.retrieved_on}
 
 
