@@ -290,3 +290,31 @@ def test_a_weekly_lora_rents_one_gpu_per_run_and_pays_only_the_runs(tmp_path):
     assert top["cost"]["breakdown"]["compute_usd"] == pytest.approx(price * hours * 52, rel=0.02)
     assert top["cost"]["breakdown"].get("idle_usd", 0) < 0.1 * top["cost"]["breakdown"]["compute_usd"]
     assert hours < 24  # inside the 1-day deadline
+
+
+def test_a_brazilian_resident_chat_reserves_l4s_in_sao_paulo_for_the_year(tmp_path):
+    """3 req/s of an 8B chat whose data must stay in Brazil (LGPD), 12 months, cloud only. The only GPUs
+    sold in Brazil in the catalog are AWS sa-east-1's (g4dn, g5, g6, p4d, p5 at about 1.7x Virginia's
+    price). An 8B fp8 model fits one L4 (24 GB); the traffic is steady for the whole horizon, so the 1-yr
+    reservation (no upfront, $0.89/h against $1.37/h on demand) is the cheapest way to hold it. Four
+    g6.xlarge: an L4 is not in the fit, so at the p90 of its band a replica carries ~0.9 req/s within the
+    1 s TTFT p99 (3,000-token p99 prompts). Checked by hand: 4 x 0.89057 x 730 h x 12 = $31.2k of compute,
+    and the same four on demand cost the on-demand/reserved price ratio more."""
+    d = _plan(tmp_path, CHAT.format(name="br-chat", model="llama3.1-8b", rps=3, isl=800, isl99=3000, osl=250,
+                                    osl99=800, ttft=1.0, tpot=0.05, countries="[BR]", months=12),
+              "--all", "--top", "30")
+    assert d["options"] and all(o["country"] == "BR" for o in d["options"])
+    top = d["options"][0]
+    offer = _offer(top["offer_id"])
+    assert (top["provider"], top["region"], top["deployment"]) == ("AWS", "sa-east-1", "cloud_reserved_1y")
+    assert top["server"]["host_id"] == "aws_g6_xlarge" and top["accelerator"] == "nvidia_l4"
+    replicas = max(top["cost"]["replicas"])
+    assert 1 <= replicas <= 6
+    assert _compute_and_idle(top) == pytest.approx(replicas * offer["usd_per_hour"] * HOURS_PER_MONTH * 12,
+                                                   rel=1e-6)
+    same = [o for o in d["options"] if o["server"]["host_id"] == "aws_g6_xlarge"
+            and o["deployment"] == "cloud_on_demand" and o["precision"] == top["precision"]]
+    assert same and max(same[0]["cost"]["replicas"]) == replicas
+    on_demand = _offer(same[0]["offer_id"])["usd_per_hour"]
+    assert _compute_and_idle(same[0]) == pytest.approx(_compute_and_idle(top) * on_demand / offer["usd_per_hour"],
+                                                       rel=1e-6)
