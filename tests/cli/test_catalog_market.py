@@ -115,12 +115,18 @@ def test_ec2instances_json_gives_every_region_with_reserved_and_spot(tmp_path):
     assert spot_hazard(load_catalog().cost_factors, "AWS", "aws_g4dn_xlarge", "us-east-1")[1] == ""
 
 
-def test_a_broken_instances_json_is_a_clear_error(tmp_path, capsys):
-    (tmp_path / "instances.json").write_text('{"not": "a list"}')
-    code = main(["catalog", "refresh", "--format", "ec2instances", "--from", str(tmp_path / "instances.json"),
+@pytest.mark.parametrize(("fmt", "text", "expect"), [
+    ("ec2instances", '{"not": "a list"}', "not a list of instance types"),
+    ("ec2instances", '[{"instance_type": "g5.xlarge"', "not an instances.json"),
+    ("azure-retail", '{"Items": [', "not an Azure Retail Prices page"),
+    ("azure-retail", '[1, 2]', "no Items list"),
+])
+def test_a_broken_json_price_list_is_a_clear_error(tmp_path, capsys, fmt, text, expect):
+    (tmp_path / "page.json").write_text(text)
+    code = main(["catalog", "refresh", "--format", fmt, "--from", str(tmp_path / "page.json"),
                  "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
-    assert code == 2 and "not a list of instance types" in err and "To fix" in err
+    assert code == 2 and expect in err and "page.json" in err and "To fix" in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize(("args", "expect"), [

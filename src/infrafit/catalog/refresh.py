@@ -17,7 +17,7 @@ import json
 import math
 import re
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -28,7 +28,7 @@ from infrafit.catalog.model import Catalog
 from infrafit.catalog.schema import Schema, provenance, text
 from infrafit.catalog.tables import HOSTS, OFFERS, SPOT_BANDS, TABLES
 from infrafit.errors import InfrafitError, InputError
-from infrafit.units import HOURS_PER_YEAR, GiB
+from infrafit.units import GB, GBIT, HOURS_PER_YEAR, GiB
 from infrafit.workload.names import provider_key
 
 REGIONS = Schema(
@@ -193,19 +193,28 @@ def _skypilot_group(instance: str, region: str, rows: list[dict[str, str]], prov
     return out
 
 
+def _json_files(path: Path, *, what: str, save: str) -> Iterator[tuple[Path, Any]]:
+    """``(file, parsed JSON)`` for ``path`` (a JSON file, or a folder's ``*.json`` files in name order); a
+    missing or unreadable file is an exit-2 error naming it."""
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    if not files:
+        raise InputError(f"{path} has no .json files", fix=f"save {save} there")
+    for file in files:
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{file}: not {what} ({exc})",
+                             fix=f"save {save} as it is downloaded") from None
+        yield file, data
+
+
 def read_azure_retail(path: Path, *, retrieved_on: str, source: str | None = None) -> list[Listing]:
     """Listings from saved Azure Retail Prices API pages (a JSON file, or a folder of them): Linux VM
     meters only; Consumption -> on-demand (``Spot`` meters -> spot), Reservation -> reserved per term."""
-    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
-    if not files:
-        raise InputError(f"{path} has no .json pages", fix="save pages of prices.azure.com/api/retail/prices here")
     out: list[Listing] = []
-    for file in files:
-        try:
-            items = json.loads(file.read_text(encoding="utf-8")).get("Items")
-        except (OSError, ValueError, AttributeError) as exc:
-            raise InputError(f"{file}: not an Azure Retail Prices page ({exc})",
-                             fix="save the API's JSON response as it is (an object with an Items list)") from None
+    for file, page in _json_files(path, what="an Azure Retail Prices page",
+                                  save="pages of prices.azure.com/api/retail/prices"):
+        items = page.get("Items") if isinstance(page, dict) else None
         if not isinstance(items, list):
             raise InputError(f"{file}: no Items list", fix="save the API's JSON response as it is")
         out += [x for x in (_azure_item(i, retrieved_on, source or f"Azure Retail Prices API page {file.name}")
@@ -239,16 +248,8 @@ def read_ec2instances(path: Path, *, retrieved_on: str, source: str | None = Non
     ``*.json`` files): per region, the Linux on-demand rate, the 1- and 3-year Standard no-upfront reserved
     rates, and the average spot rate (derived: an average over the file's sampling, not a price AWS
     quotes)."""
-    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
-    if not files:
-        raise InputError(f"{path} has no .json files", fix="save instances.vantage.sh/instances.json here")
     out: list[Listing] = []
-    for file in files:
-        try:
-            items = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{file}: not an instances.json ({exc})",
-                             fix="save the file as it is downloaded (a JSON list of instance types)") from None
+    for file, items in _json_files(path, what="an instances.json", save="instances.vantage.sh/instances.json"):
         if not isinstance(items, list):
             raise InputError(f"{file}: not a list of instance types", fix="save instances.json as it is")
         label = source or f"ec2instances.info instances.json ({file.name})"
@@ -267,10 +268,10 @@ def _ec2_host_facts(item: dict[str, Any]) -> dict[str, Any]:
     if isinstance(storage, dict) and storage.get("nvme_ssd"):
         devices, size = _number(str(storage.get("devices") or "")), _number(str(storage.get("size") or ""))
         if devices == devices and size == size:
-            facts |= {"nvme_bytes": devices * size * 1e9, "nvme_drive_count": int(devices)}
+            facts |= {"nvme_bytes": devices * size * GB, "nvme_drive_count": int(devices)}
     found = _GIGABIT.search(str(item.get("network_performance") or ""))
     if found:
-        facts["network_bits_per_s"] = float(found.group(1)) * 1e9
+        facts["network_bits_per_s"] = float(found.group(1)) * GBIT
     return facts
 
 
