@@ -2,108 +2,122 @@
 (sa-east-1, Sao Paulo), plus 1-yr reserved rates, from a per-family extract of instances.vantage.sh data.
 
 Source: ``github:tsaol/aws-gpu`` ``data/<family>_instances.js`` @7412fd2 (generated 2026-01-21 from
-instances.vantage.sh, which reads the AWS Price List API): per region, Linux ``onDemand`` and
-``reserved`` (1-yr Standard, no upfront; the generator's ``utils.py`` picks ``yrTerm1Standard.noUpfront``).
+instances.vantage.sh, which reads the AWS Price List API): per instance type its vCPUs, memory, storage and
+network, and per region the Linux ``onDemand`` and ``reserved`` rates (1-yr Standard, no upfront: the
+generator's ``utils.py`` picks ``yrTerm1Standard.noUpfront``).
 Run from the repository root: ``python scripts/import_aws_regional_prices.py PATH_TO_GIT_DIR_OF_aws-gpu``.
 
 It first checks the source against the shipped SkyPilot us-east-1 on-demand rows (they must agree to the
-cent), then appends the rows the catalog lacks for hosts it has (plus the ``g5.xlarge`` host), and
-replaces the us-east-1 p4d.24xlarge 1-yr row that predates AWS's June 2025 price cut. Idempotent. Users
-never run this; the rows it produced are shipped with their sources (docs/catalog.md, Known gaps).
+cent), then adds the offers the catalog lacks for the instance types in ``INSTANCES`` and re-prices in place
+(same id, as ``catalog refresh`` does) a built-in row of the same host, region and mode that is older than
+the source and priced otherwise. Idempotent. Users never run this; the rows it produced are shipped with their sources
+(docs/catalog.md, Known gaps).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
-from pathlib import Path
+
+from infrafit.catalog import DATA_DIR, clear_cache, load_catalog
+from infrafit.catalog.refresh import merge_into_csv, slug_id
+from infrafit.catalog.tables import HOSTS, NVME_DRIVE_READ_BYTES_PER_S, NVME_RULE, OFFERS
+from infrafit.units import GB, GBIT, GiB
 
 COMMIT = "7412fd256c5eda04a70a17742a68e8e44824b2cb"
-FAMILIES = ("g4dn", "g5", "g6", "p4d", "p5")
+#: The instance types imported: the hosts the catalog has, and g5.xlarge (the smallest A10G box), new.
+INSTANCES = ("g4dn.xlarge", "g5.xlarge", "g5.12xlarge", "g5.16xlarge", "g6.xlarge", "g6.12xlarge", "p4d.24xlarge",
+             "p5.4xlarge", "p5.48xlarge")
+NEW_HOSTS = {"g5.xlarge": "nvidia_a10g"}
 REGIONS = {"sa-east-1": ("Sao Paulo", "BR"), "us-east-1": ("Ashburn", "US")}
 RETRIEVED_ON = "2026-01-21"
 SOURCE = ("github:tsaol/aws-gpu data/{fam}_instances.js @7412fd2 (auto-generated 2026-01-21 from "
           "instances.vantage.sh, which reads the AWS Price List API)")
 INCLUDES = "whole instance: accelerators, host CPU, RAM, local NVMe"
-DATA = Path("src/infrafit/catalog/data")
-G5_XLARGE = {
-    "id": "aws_g5_xlarge", "name": "g5.xlarge", "provider": "AWS", "host_kind": "cloud_instance",
-    "accelerator_id": "nvidia_a10g", "accelerator_count": "1", "vcpu_count": "4", "ram_bytes": "1.7179869e+10",
-    "nvme_bytes": "2.5e+11", "nvme_drive_count": "1", "nvme_read_bytes_per_s": "3e+09",
-    "network_bits_per_s": "1e+10", "fabric_spans_instances": "", "scaleout_fabric": "", "power_w": "",
-    "confidence": "high", "derived": "true",
-    "notes": "network up to 10 Gb/s; nvme_read_bytes_per_s = drives x 3.0e9 B/s (rule, data/README.md)",
-    "source": "AWS EC2 accelerated computing instance types (aws.amazon.com/ec2/instance-types/g5/), instance "
-              "specs as listed by instances.vantage.sh (github:tsaol/aws-gpu data/g5_instances.js @7412fd2)",
-    "retrieved_on": RETRIEVED_ON,
-}
 
 
 def load(git_dir: str) -> dict[str, dict]:
     out = {}
-    for fam in FAMILIES:
+    for fam in sorted({name.split(".")[0] for name in INSTANCES}):
         text = subprocess.run(["git", "-C", git_dir, "show", f"{COMMIT}:data/{fam}_instances.js"],
                               capture_output=True, text=True, check=True).stdout
         out |= {d["name"]: d for d in json.loads(text[text.index("["):text.rindex("]") + 1])}
     return out
 
 
-def offer(host: dict, region: str, mode: str, price: float, note: str) -> dict[str, str]:
+def host_row(item: dict, accelerator: str) -> dict[str, str]:
+    """A host row from the source's own specs ("16 GB" memory is GiB on AWS; "250 GB SSD" one NVMe drive)."""
+    memory = float(item["memory"].split()[0]) * GiB
+    storage = float(re.match(r"(\d+) GB", item["storage"]).group(1)) * GB
+    network = float(re.search(r"(\d+) Gigabit", item["network"]).group(1)) * GBIT
+    up_to = "up to " if item["network"].startswith("Up to") else ""
+    return {"id": slug_id("aws", item["name"]), "name": item["name"], "provider": "AWS",
+            "host_kind": "cloud_instance", "accelerator_id": accelerator, "accelerator_count": str(item["gpuCount"]),
+            "vcpu_count": str(item["vcpu"]), "ram_bytes": f"{memory:.8g}", "nvme_bytes": f"{storage:g}",
+            "nvme_drive_count": "1", "nvme_read_bytes_per_s": f"{NVME_DRIVE_READ_BYTES_PER_S:g}",
+            "network_bits_per_s": f"{network:g}", "fabric_spans_instances": "", "scaleout_fabric": "", "power_w": "",
+            "confidence": "high", "derived": "true",
+            "notes": f"network {up_to}{network / GBIT:g} Gb/s; nvme_read_bytes_per_s = drives x {NVME_RULE} B/s "
+                     "(rule, data/README.md)",
+            "source": f"AWS EC2 accelerated computing instance types (aws.amazon.com/ec2/instance-types/"
+                      f"{item['name'].split('.')[0]}/), instance specs as listed by instances.vantage.sh "
+                      f"({SOURCE.split(' (')[0].format(fam=item['name'].split('.')[0])})",
+            "retrieved_on": RETRIEVED_ON}
+
+
+def offer_row(offer_id: str, host: dict, region: str, mode: str, price: float, note: str) -> dict[str, str]:
     city, country = REGIONS[region]
-    return {"id": f"{host['id']}_{region.replace('-', '_')}_{mode}_{RETRIEVED_ON.replace('-', '')}",
-            "provider": "AWS", "region": region, "city": city, "country": country, "mode": mode,
+    return {"id": offer_id, "provider": "AWS", "region": region, "city": city, "country": country, "mode": mode,
             "host_id": host["id"], "accelerator_id": host["accelerator_id"],
-            "accelerator_count": host["accelerator_count"], "usd_per_hour": f"{price:g}", "usd_per_month": "",
+            "accelerator_count": str(host["accelerator_count"]), "usd_per_hour": f"{price:g}", "usd_per_month": "",
             "contract_months": "", "purchase_usd": "", "includes": INCLUDES, "host_included": "true",
             "confidence": "medium", "derived": "false", "availability": "verified", "notes": note,
             "source": SOURCE.format(fam=host["name"].split(".")[0]), "retrieved_on": RETRIEVED_ON}
 
 
-def reserved_note(p: dict, extra: str = "") -> str:
-    return (f"1-yr Standard Reserved Instance, no upfront, Linux (effective hourly); implied discount "
-            f"{1 - p['reserved'] / p['onDemand']:.0%} vs on-demand{extra}")
-
-
 def main(git_dir: str) -> int:
     data = load(git_dir)
-    hosts = list(csv.DictReader((DATA / "hosts.csv").open(newline="")))
-    offers = list(csv.DictReader((DATA / "offers.csv").open(newline="")))
-    if not any(h["id"] == G5_XLARGE["id"] for h in hosts):
-        hosts.append(G5_XLARGE)
-    by_id = {h["id"]: h for h in hosts}
+    with (DATA_DIR / "offers.csv").open(newline="") as fh:
+        offers = list(csv.DictReader(fh))
+    with (DATA_DIR / "hosts.csv").open(newline="") as fh:
+        hosts = {h["name"]: h for h in csv.DictReader(fh) if h["provider"] == "AWS"}
+    new_hosts = [host_row(data[name], acc) for name, acc in NEW_HOSTS.items() if name not in hosts]
+    hosts |= {h["name"]: h for h in new_hosts}
+    by_id = {h["id"]: h for h in hosts.values()}
     for o in offers:  # the source must agree with the shipped SkyPilot rows
-        name = by_id[o["host_id"]]["name"]
-        if o["provider"] == "AWS" and o["region"] == "us-east-1" and o["mode"] == "cloud_on_demand" and name in data:
+        name = by_id.get(o["host_id"], {}).get("name")
+        if o["region"] == "us-east-1" and o["mode"] == "cloud_on_demand" and name in data:
             listed = data[name]["pricing"]["us-east-1"]["onDemand"]
             assert abs(float(o["usd_per_hour"]) - listed) < 0.005, (name, o["usd_per_hour"], listed)
-    have = {(o["host_id"], o["region"], o["mode"]) for o in offers}
-    new = []
-    for host in (h for h in hosts if h["provider"] == "AWS" and h["name"] in data):
-        for region in REGIONS:
-            p = data[host["name"]]["pricing"].get(region)
-            if not p:
-                continue
-            if (host["id"], region, "cloud_on_demand") not in have:
-                new.append(offer(host, region, "cloud_on_demand", p["onDemand"],
-                                 "Linux on-demand; region listed in the AWS price list for this instance type"))
-            if "reserved" in p and (host["id"], region, "cloud_reserved_1y") not in have:
-                new.append(offer(host, region, "cloud_reserved_1y", p["reserved"], reserved_note(p)))
-    p4d = data["p4d.24xlarge"]["pricing"]["us-east-1"]
-    for i, o in enumerate(offers):
-        if (o["host_id"], o["region"], o["mode"]) == ("aws_p4d_24xlarge", "us-east-1", "cloud_reserved_1y") \
-                and o["retrieved_on"] < RETRIEVED_ON:
-            offers[i] = offer(by_id["aws_p4d_24xlarge"], "us-east-1", "cloud_reserved_1y", p4d["reserved"],
-                              reserved_note(p4d, f"; replaces a {o['retrieved_on']} listing of "
-                                                 f"${float(o['usd_per_hour']):.2f}/h that predates AWS's June 2025 "
-                                                 "P4/P5 price cut"))
-    for name, rows in (("hosts", hosts), ("offers", offers + new)):
-        with (DATA / f"{name}.csv").open("w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0].keys()), lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
-    print(f"{len(new)} offers added")
+    shipped = {(o["host_id"], o["region"], o["mode"]): o for o in offers}
+    rows = []
+    for name in INSTANCES:
+        host = hosts[name]
+        for region, p in ((r, data[name]["pricing"].get(r)) for r in REGIONS):
+            listed = [("cloud_on_demand", p["onDemand"],
+                       "Linux on-demand; region listed in the AWS price list for this instance type")] if p else []
+            if p and "reserved" in p:
+                listed.append(("cloud_reserved_1y", p["reserved"],
+                               "1-yr Standard Reserved Instance, no upfront, Linux (effective hourly); implied "
+                               f"discount {1 - p['reserved'] / p['onDemand']:.0%} vs on-demand"))
+            for mode, price, note in listed:
+                old = shipped.get((host["id"], region, mode))
+                if old is None:
+                    stamp = RETRIEVED_ON.replace("-", "")
+                    rows.append(offer_row(slug_id(host["id"], region, mode, stamp), host, region, mode, price, note))
+                elif old["retrieved_on"] < RETRIEVED_ON and abs(float(old["usd_per_hour"]) - price) >= 0.005:
+                    # older than the source and priced otherwise (the p4d 1-yr row predates AWS's June 2025
+                    # P4/P5 price cut); rows the source confirms keep their own source
+                    note += (f"; re-priced from ${float(old['usd_per_hour']):.2f}/h listed {old['retrieved_on']}, "
+                             "before AWS's June 2025 P4/P5 price cut")
+                    rows.append(offer_row(old["id"], host, region, mode, price, note))
+    print("hosts replaced/added", merge_into_csv(DATA_DIR / "hosts.csv", HOSTS.names, new_hosts))
+    print("offers replaced/added", merge_into_csv(DATA_DIR / "offers.csv", OFFERS.names, rows))
+    clear_cache()
+    load_catalog()  # validates the result
     return 0
 
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
-import math
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 from infrafit.catalog import DATA_DIR, clear_cache, load_catalog
-from infrafit.catalog.refresh import Listing, convert, read_skypilot_file, slug_id
+from infrafit.catalog.refresh import Listing, convert, merge_into_csv, read_skypilot_file, slug_id
 from infrafit.catalog.tables import HOSTS, OFFERS
 from infrafit.units import GiB
 
@@ -230,27 +229,6 @@ def _join(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def _merge(path: Path, names: tuple[str, ...], new_rows: list[dict], key: str = "id") -> tuple[int, int]:
-    old = _rows(path)
-    index = {r[key]: i for i, r in enumerate(old)}
-    replaced = added = 0
-    for row in new_rows:
-        cells = {n: ("" if row.get(n) is None or (isinstance(row.get(n), float) and math.isnan(row[n]))
-                     else row[n]) for n in names}
-        if row[key] in index:
-            old[index[row[key]]] = {n: str(v) for n, v in cells.items()}
-            replaced += 1
-        else:
-            old.append({n: str(v) for n, v in cells.items()})
-            index[row[key]] = len(old) - 1
-            added += 1
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(names), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(old)
-    return replaced, added
-
-
 def main(ref: Path) -> int:
     catalog = load_catalog()
     listings = skypilot(ref) + amd_intel(ref) + neocloud(ref) + reserved(ref) + dedicated(ref)
@@ -260,8 +238,8 @@ def main(ref: Path) -> int:
         print(f"  - {listing.provider} {listing.instance} {listing.region} {listing.mode}: {why}")
     for host in conversion.hosts:
         host["id"] = slug_id(host["id"])
-    print("hosts replaced/added", _merge(DATA_DIR / "hosts.csv", HOSTS.names, conversion.hosts))
-    print("offers replaced/added", _merge(DATA_DIR / "offers.csv", OFFERS.names, conversion.offers))
+    print("hosts replaced/added", merge_into_csv(DATA_DIR / "hosts.csv", HOSTS.names, conversion.hosts))
+    print("offers replaced/added", merge_into_csv(DATA_DIR / "offers.csv", OFFERS.names, conversion.offers))
     clear_cache()
     load_catalog()  # validates the result
     return 0

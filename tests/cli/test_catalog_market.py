@@ -95,6 +95,7 @@ def test_ec2instances_json_gives_every_region_with_reserved_and_spot(tmp_path):
     assert offers[("aws_g4dn_xlarge", "sa-east-1", "cloud_reserved_1y")]["country"] == "BR"
     assert offers[("aws_g6_4xlarge", "us-east-1", "cloud_on_demand")]["accelerator_id"] == "nvidia_l4"
     assert summary["hosts"] == 1  # g6.4xlarge, a new host from its listed vCPUs, RAM, NVMe and network
+    assert summary["spot_bands"] == 1 and (out / "cost_spot.csv").exists()
     import csv
 
     with (out / "hosts.csv").open(newline="", encoding="utf-8") as fh:
@@ -241,3 +242,14 @@ def test_a_broken_offers_csv_in_diff_names_its_line(tmp_path, capsys):
     bad.write_text("id,provider\nx,AWS\n")
     assert main(["catalog", "diff", "builtin", str(bad)]) == 2
     assert f"{bad}:" in capsys.readouterr().err
+
+
+def test_merge_into_csv_replaces_in_place_and_appends(tmp_path):
+    """The helper the one-shot data imports write through: a row with a known id keeps its position."""
+    from infrafit.catalog.refresh import merge_into_csv
+
+    path = tmp_path / "t.csv"
+    path.write_text("id,price,note\na,1,x\nb,2,y\n")
+    assert merge_into_csv(path, ("id", "price", "note"), [{"id": "a", "price": 1.5, "note": float("nan")},
+                                                           {"id": "c", "price": 3, "note": None}]) == (1, 1)
+    assert path.read_text() == "id,price,note\na,1.5,\nb,2,y\nc,3,\n"

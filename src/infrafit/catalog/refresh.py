@@ -26,7 +26,7 @@ from typing import IO, Any
 from infrafit.catalog.loader import read_table
 from infrafit.catalog.model import Catalog
 from infrafit.catalog.schema import Schema, provenance, text
-from infrafit.catalog.tables import HOSTS, OFFERS, SPOT_BANDS, TABLES
+from infrafit.catalog.tables import HOSTS, NVME_DRIVE_READ_BYTES_PER_S, NVME_RULE, OFFERS, SPOT_BANDS, TABLES
 from infrafit.errors import InfrafitError, InputError
 from infrafit.units import GB, GBIT, HOURS_PER_YEAR, GiB
 from infrafit.workload.names import provider_key
@@ -50,8 +50,6 @@ CLOUD_INCLUDES = "whole instance: accelerators, host CPU, RAM, local NVMe"
 #: Azure Retail Prices: a reservation item's retailPrice is the price of the whole term.
 AZURE_TERM_YEARS = {"1 Year": 1, "3 Years": 3}
 AZURE_TERM_MODE = {"1 Year": "cloud_reserved_1y", "3 Years": "cloud_reserved_3y"}
-#: Sequential read of one data-centre NVMe drive (the hosts.csv rule, docs/catalog.md "Derivation rules" 7).
-NVME_DRIVE_READ_BYTES_PER_S = 3.0e9
 #: ec2instances.info ``network_performance``: "25 Gigabit", "Up to 10 Gigabit", "3200 Gigabit".
 _GIGABIT = re.compile(r"(\d+(?:\.\d+)?)\s*Gigabit", re.IGNORECASE)
 #: ec2instances.info reserved keys read: Standard, no upfront (an hourly rate for the whole term).
@@ -389,7 +387,7 @@ def _host_row(listing: Listing, accelerator: str) -> dict[str, Any]:
     missing = [w for w in ("NVMe", "network") if w not in stated]
     notes = "from a price list: vCPUs and RAM" + "".join(f", {w}" for w in stated) + " as listed"
     notes += f"; {' and '.join(missing)} not stated" if missing else ""
-    notes += "; nvme_read_bytes_per_s = drives x 3.0e9 B/s (rule)" if drives else ""
+    notes += f"; nvme_read_bytes_per_s = drives x {NVME_RULE} B/s (rule)" if drives else ""
     return {"id": slug_id(listing.provider, listing.instance), "name": listing.instance,
             "provider": listing.provider, "host_kind": listing.host_kind, "accelerator_id": accelerator,
             "accelerator_count": listing.accelerator_count, "vcpu_count": _cell(listing.vcpu_count),
@@ -443,6 +441,32 @@ def write_overlay(conversion: Conversion, out_dir: Path) -> list[Path]:
         safe_io.atomic_write_text(path, _csv_text(schema, rows))
         written.append(path)
     return written
+
+
+def merge_into_csv(path: Path, names: tuple[str, ...], new_rows: list[dict[str, Any]], key: str = "id"
+                   ) -> tuple[int, int]:
+    """Merge ``new_rows`` into the CSV at ``path`` (columns ``names``): a row whose ``key`` is already there
+    replaces it in place, the others are appended; NaN and None are written empty. Returns (replaced,
+    added). For the one-shot imports that maintain the shipped data files (``scripts/import_*.py``)."""
+    with path.open(newline="", encoding="utf-8") as fh:
+        old = list(csv.DictReader(fh))
+    index = {r[key]: i for i, r in enumerate(old)}
+    replaced = added = 0
+    for row in new_rows:
+        cells = {n: "" if row.get(n) is None or (isinstance(row.get(n), float) and math.isnan(row[n]))
+                 else str(row[n]) for n in names}
+        if row[key] in index:
+            old[index[row[key]]] = cells
+            replaced += 1
+        else:
+            index[row[key]] = len(old)
+            old.append(cells)
+            added += 1
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(names), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(old)
+    return replaced, added
 
 
 def _csv_text(schema: Schema, rows: list[dict[str, Any]]) -> str:

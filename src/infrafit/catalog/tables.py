@@ -85,6 +85,10 @@ ALIASES = Schema(
 
 HOST_KINDS = ("cloud_instance", "server", "edge_device")
 #: AWS Spot Instance Advisor's bands of "the rate at which Spot has reclaimed capacity during the trailing month".
+#: Sequential read of one local NVMe drive where a host row counts drives but states no rate (docs/catalog.md,
+#: "Derivation rules" 7: a data-centre PCIe Gen4 NVMe drive); ``catalog refresh`` applies it to new hosts.
+NVME_DRIVE_READ_BYTES_PER_S = 3.0e9
+NVME_RULE = f"{NVME_DRIVE_READ_BYTES_PER_S:.1e}".replace("e+0", "e")  # "3.0e9", as notes and docs write it
 SPOT_BANDS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
 MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "cloud_capacity_block",
          "dedicated_monthly", "on_prem")
@@ -105,7 +109,8 @@ HOSTS = Schema(
         num("ram_bytes", "host RAM, bytes; empty = not stated", required=False),
         num("nvme_bytes", "local NVMe capacity, bytes (0 = network storage only)", required=False),
         num("nvme_drive_count", "local NVMe drives", required=False, kind="int"),
-        num("nvme_read_bytes_per_s", "local NVMe sequential read, bytes/s (drives x 3.0e9 rule)", required=False),
+        num("nvme_read_bytes_per_s", f"local NVMe sequential read, bytes/s (drives x {NVME_RULE} rule)",
+            required=False),
         num("network_bits_per_s", "host network bandwidth, bits/s (EFA/InfiniBand/RoCE total)", required=False,
             minimum=MIN_BYTES_PER_S),
         Column("fabric_spans_instances", "bool", required=False,

@@ -23,7 +23,8 @@ def refresh(
     fmt: Annotated[str, typer.Option("--format", help="skypilot | azure-retail | ec2instances")],
     source: Annotated[Path, typer.Option("--from", help="Folder of saved price lists (SkyPilot: <cloud>/vms.csv; "
                                                          "Azure: *.json pages; ec2instances: instances.json).")],
-    out: Annotated[Path, typer.Option("--out", help="Overlay folder to write (offers.csv, hosts.csv).")],
+    out: Annotated[Path, typer.Option("--out", help="Overlay folder to write (offers.csv; hosts.csv for new "
+                                                    "hosts; cost_spot.csv for spot interruption bands).")],
     fetch: Annotated[bool, typer.Option("--fetch", help="Download the price lists into --from first (needs "
                                                         "network and `pip install infrafit[refresh]`).")] = False,
     clouds: Annotated[str, typer.Option("--clouds", help="SkyPilot clouds to fetch, comma-separated.")] = \
@@ -59,6 +60,7 @@ def refresh(
     note(conversion.summary())
     if as_json:
         print_json({"offers": len(conversion.offers), "hosts": len(conversion.hosts),
+                    "spot_bands": len(conversion.spot_bands),
                     "written": [str(p) for p in written],
                     "skipped": [{"provider": lst.provider, "instance": lst.instance, "region": lst.region,
                                  "mode": lst.mode, "reason": why} for lst, why in conversion.skipped]})
