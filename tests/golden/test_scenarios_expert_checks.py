@@ -296,10 +296,12 @@ def test_a_brazilian_resident_chat_reserves_l4s_in_sao_paulo_for_the_year(tmp_pa
     """3 req/s of an 8B chat whose data must stay in Brazil (LGPD), 12 months, cloud only. The only GPUs
     sold in Brazil in the catalog are AWS sa-east-1's (g4dn, g5, g6, p4d, p5 at about 1.7x Virginia's
     price). An 8B fp8 model fits one L4 (24 GB); the traffic is steady for the whole horizon, so the 1-yr
-    reservation (no upfront, $0.89/h against $1.37/h on demand) is the cheapest way to hold it. Four
-    g6.xlarge: an L4 is not in the fit, so at the p90 of its band a replica carries ~0.9 req/s within the
-    1 s TTFT p99 (3,000-token p99 prompts). Checked by hand: 4 x 0.89057 x 730 h x 12 = $31.2k of compute,
-    and the same four on demand cost the on-demand/reserved price ratio more."""
+    reservation (no upfront, $0.89/h against $1.37/h on demand) is the cheapest way to hold it. Three
+    g6.xlarge: an L4 is not in the fit, so at the p90 of its band a replica carries ~1.3 req/s within the
+    1 s TTFT p99 (3,000-token p99 prompts: 48 TFLOP, ~0.22 s at 90% of the L4's 242 TFLOP/s fp8; the rest
+    is queueing and the band), and 3 req/s with the 1.2 headroom needs 2.8 of them. Checked by hand:
+    3 x 0.89057 x 730 h x 12 = $23.4k of compute, and the same three on demand cost the on-demand/reserved
+    price ratio more. (Four before the 2026-12-03 refit, whose TTFT band is narrower.)"""
     d = _plan(tmp_path, CHAT.format(name="br-chat", model="llama3.1-8b", rps=3, isl=800, isl99=3000, osl=250,
                                     osl99=800, ttft=1.0, tpot=0.05, countries="[BR]", months=12),
               "--all", "--top", "30")

@@ -45,6 +45,20 @@ def test_metered_cost_breaks_a_near_tie_that_labour_would_decide():
     assert break_near_ties([0, 1], far, held, no, mode, metered=np.array([9.0, 1.0])) == [0, 1]
 
 
+
+def test_replicas_inside_one_instance_come_before_one_replica_across_them():
+    """Four TP-8 replicas on four 8-GPU instances and one TP-8 x DP-4 replica spanning the same four cost the
+    same to the cent (a 405B chat on Prime Intellect 8x H100): the one inside an instance ranks first, since
+    it scales in steps of one instance and needs no network between them."""
+    tco = np.array([586682.0, 586682.0])
+    held = np.full(2, 32.0)
+    no = np.zeros(2, bool)
+    mode = np.array(["cloud_on_demand"] * 2, dtype=object)
+    assert break_near_ties([0, 1], tco, held, no, mode, instances=np.array([4, 1])) == [1, 0]
+    assert break_near_ties([1, 0], tco, held, no, mode, instances=np.array([4, 1])) == [1, 0]
+    # fewer accelerators still come first: spanning instances is a tie-break, never a price
+    assert break_near_ties([0, 1], tco, np.array([16.0, 32.0]), no, mode, instances=np.array([2, 1])) == [0, 1]
+
 TINY = {"name": "daily-scores", "task": "inference", "model": "xgboost-gbt", "framework": "xgboost",
         "inference": {"mode": "batch", "traffic": {"items": {"per_day": 50000, "window_hours": 1}}},
         "usage": {"pattern": "periodic"}, "placement": {"countries": ["US"]},

@@ -117,6 +117,44 @@ def md1_wait_s(utilisation: ArrayLike, service_s: ArrayLike) -> np.ndarray:
     return rho / (2.0 * (1.0 - rho)) * np.asarray(service_s, dtype=float)
 
 
+def erlang_c(servers: int, offered_erlangs: float) -> float:
+    """Probability that an arrival waits in an M/M/c queue (Erlang C), from the Erlang B recursion
+    ``B(k) = a B(k-1) / (k + a B(k-1))``, which stays finite for any number of servers; 1 at or above
+    saturation (``a >= c``)."""
+    c, a = int(servers), float(offered_erlangs)
+    if a <= 0.0:
+        return 0.0
+    if a >= c:
+        return 1.0
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    rho = a / c
+    return b / (1.0 - rho * (1.0 - b))
+
+
+def admission_limited_rate(slots: int, service_s: float, wait_budget_s: float, quantile: float = 0.99) -> float:
+    """The highest Poisson arrival rate an engine admitting at most ``slots`` requests at a time (each held
+    ``service_s``) serves while the ``quantile`` of the wait for a free slot stays within ``wait_budget_s``.
+
+    M/M/c: ``P(W > t) = C(c, lambda S) exp(-(c/S - lambda) t)``, decreasing in ``t`` and increasing in
+    ``lambda``, so the rate is found by bisection. Exponential service makes the wait an upper bound for
+    requests of similar length (an M/D/c queue waits about half as long), so the rate is a lower bound.
+    0 when even an idle engine's service misses the budget (``wait_budget_s < 0``)."""
+    if slots < 1 or service_s <= 0.0 or wait_budget_s < 0.0:
+        return 0.0
+    mu, tail = 1.0 / service_s, 1.0 - quantile
+
+    def late(lam: float) -> float:
+        return erlang_c(slots, lam / mu) * float(np.exp(-(slots * mu - lam) * wait_budget_s))
+
+    lo, hi = 0.0, slots * mu
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if late(mid) <= tail else (lo, mid)
+    return lo
+
+
 def exponential_tail_factor(quantile: float) -> float:
     """``-ln(1 - q)``: the q-quantile of an exponential distribution in units of its mean.
 

@@ -106,7 +106,8 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
         derived = offers["derived"].astype(bool).to_numpy() if "derived" in offers else np.zeros(len(part), bool)
         order = np.asarray(break_near_ties(order, part.cost.tco_usd, _accelerators_held(part), derived,
                                            offers["mode"].to_numpy(dtype=object), ~offer_verified(offers),
-                                           metered=part.cost.metered_usd), dtype=int)
+                                           metered=part.cost.metered_usd,
+                                           instances=offers["instances_per_replica"].to_numpy()), dtype=int)
     if ctx["workload"].deployment.billing == "prefer_fixed_monthly":
         order = prefer_fixed(order, part.cost.tco_usd, part.offers["mode"].to_numpy(dtype=object))
     owned = (part.offers["provider"] == OWNED_PROVIDER).to_numpy()

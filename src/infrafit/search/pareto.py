@@ -143,14 +143,18 @@ MODE_SIMPLICITY = {"cloud_on_demand": 0, "cloud_reserved_1y": 1, "dedicated_mont
 
 def break_near_ties(order: Sequence[int], tco: np.ndarray, accelerators: np.ndarray, derived: np.ndarray,
                     mode: np.ndarray, unverified: np.ndarray | None = None,
-                    metered: np.ndarray | None = None) -> list[int]:
+                    metered: np.ndarray | None = None, instances: np.ndarray | None = None) -> list[int]:
     """``order`` (cheapest first) with runs of candidates within ``COST_TIE_FRACTION`` of the run's
     cheapest reordered by fewer accelerators, then verified offers (sold in that region), then sourced
-    (not derived) prices, then simpler deployment, then the metered cost (``CostResult.metered_usd``: the
-    TCO without the modelled engineer time; the TCO when not given); never by catalog order. A nightly
-    XGBoost job whose $19.2k of assumed labour ties a $3.58 CPU VM with a $3.83 GPU pod ranks the CPU."""
+    (not derived) prices, then simpler deployment, then fewer instances per replica (``instances``: four
+    TP-8 replicas on four 8-GPU instances before one data-parallel replica spanning the same four, which
+    costs the same but scales in steps of four and crosses the network), then the metered cost
+    (``CostResult.metered_usd``: the TCO without the modelled engineer time; the TCO when not given); never
+    by catalog order. A nightly XGBoost job whose $19.2k of assumed labour ties a $3.58 CPU VM with a
+    $3.83 GPU pod ranks the CPU."""
     unverified = np.zeros(len(tco), bool) if unverified is None else unverified
     last = tco if metered is None else metered
+    spans = np.ones(len(tco)) if instances is None else np.asarray(instances, dtype=float)
     out: list[int] = []
     run: list[int] = []
     for i in list(order) + [None]:
@@ -158,6 +162,7 @@ def break_near_ties(order: Sequence[int], tco: np.ndarray, accelerators: np.ndar
             run.append(int(i))
             continue
         out += sorted(run, key=lambda j: (float(accelerators[j]), bool(unverified[j]), bool(derived[j]),
-                                          MODE_SIMPLICITY.get(str(mode[j]), 9), float(last[j]), float(tco[j])))
+                                          MODE_SIMPLICITY.get(str(mode[j]), 9), float(spans[j]), float(last[j]),
+                                          float(tco[j])))
         run = [int(i)] if i is not None else []
     return out

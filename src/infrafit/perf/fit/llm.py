@@ -11,8 +11,9 @@ wider wildcard row. A (generation, stack) row also needs data from at least ``MI
 generation: fitted on one chip it would carry that chip's quirks (clocks, power cap, NVLink domain) to its
 siblings, so such a key takes the generation-wide row.
 
-How: robust least squares on log(predicted / measured) (soft-L1 via iteratively reweighted Gauss-Newton,
-numerical Jacobian), parameters in log space, clipped to physical ranges (``BOUNDS``: efficiencies at most 0.9
+How: robust least squares on log(predicted / measured) (``scipy.optimize.least_squares``, soft-L1, the
+exact Jacobian sparsity; see ``fit``) with each cited prior as one pseudo-row, parameters in log space, within
+physical ranges (``BOUNDS``: efficiencies at most 0.9
 of peak, 0.95 of HBM bandwidth; a per-step constant of 0.1-1 ms (scheduler, sampling, graph replay: the
 calibration models have 48-94 layers, so the data alone cannot split a step's fixed cost between it and the
 per-layer cost of 1-200 us), 1-500 ms per request). Inputs: benchmarks/data/calibration.csv (LLM inference
@@ -36,7 +37,9 @@ from pathlib import Path
 import numpy as np
 
 from infrafit.catalog import load_catalog
+from infrafit.errors import CatalogError
 from infrafit.perf.bands import metric_class
+from infrafit.perf.llm.setup import EFFICIENCY_FIELDS
 from infrafit.perf.llm.shape import LLMShape
 from infrafit.perf.profiles import PROFILE_COLUMNS, ProfileRow, Profiles, default_profiles_path
 from infrafit.perf.types import ValidateContext
@@ -58,6 +61,10 @@ BOUNDS = {"gemm": (0.05, 0.9), "memory": (0.3, 0.95), "attention": (0.05, 0.9), 
           "moe_token_overhead": (1e-16, 1e-10)}
 FITTED = {"gemm", "memory", "step_overhead", "request_overhead", "burst", "gemm_m_half", "expert_m_half",
           "moe_layer_overhead", "seq_overhead", "layer_overhead", "moe_token_overhead"}
+# The cited priors count as one pseudo-row each at this log-space width (a factor 1.65 either way; the
+# priors' own ranges: 60-80% of peak for large GEMMs, 70-80% of HBM bandwidth, "a few ms" per step).
+PRIOR_SIGMA_LOG = 0.5
+MAX_EVALS = 100  # the trust-region solver's evaluation budget (it converges in 20-40 on the shipped sets)
 SOURCE = "fitted by scripts/fit_profiles_llm.py on benchmarks/data/calibration.csv + latency_calibration.csv"
 
 
@@ -146,39 +153,75 @@ def set_weights(cases: list) -> np.ndarray:
     return np.where(lat, 1.0, np.sqrt(n_lat / n_cal))
 
 
-def fit(ex, measured: np.ndarray, profiles: Profiles, free: np.ndarray, iters: int = 12) -> np.ndarray:
-    """Robust Gauss-Newton on log errors over the profile values at indices ``free``."""
+def prior_values(profiles: Profiles, free: np.ndarray) -> np.ndarray:
+    """The cited prior of each free row: what its key resolves to among the priors alone (``base_rows``,
+    rows fitted on 0 rows, each with its source); NaN where no prior covers the op class (the global tile
+    paddings ``gemm_m_half`` and ``expert_m_half``, which every row identifies)."""
+    base = Profiles(tuple(base_rows()))
+    out = np.full(len(free), np.nan)
+    for k, i in enumerate(free):
+        r = profiles.rows[int(i)]
+        try:
+            out[k] = base.value(r.generation, r.stack, r.precision, r.phase, r.op_class)
+        except CatalogError:
+            pass
+    return out
+
+
+def jacobian_sparsity(ex, free: np.ndarray):  # noqa: ANN001, ANN201 - scipy.sparse is imported lazily
+    """Which cases each free row can move: case i depends on row k when any of its expanded entries looks
+    that row up (``Expanded.sources``). Exact, so the finite differences perturb rows that touch disjoint
+    cases together (a chip generation's rows with another's) instead of one evaluation per row."""
+    from scipy.sparse import coo_matrix
+
+    lookup = {int(p): k for k, p in enumerate(free)}
+    keys: list[np.ndarray] = []
+    for field, idx in ex.sources.items():
+        if field not in EFFICIENCY_FIELDS:
+            continue
+        idx = np.asarray(idx, dtype=int)
+        col = np.array([lookup.get(int(p), -1) for p in range(int(idx.max()) + 1)])[idx]
+        used = col >= 0
+        keys.append(ex.case_index[used] * len(free) + col[used])
+    pairs = np.unique(np.concatenate(keys)) if keys else np.zeros(0, dtype=int)
+    rows, cols = np.divmod(pairs, len(free))
+    return coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(ex.cases), len(free)))
+
+
+def fit(ex, measured: np.ndarray, profiles: Profiles, free: np.ndarray, max_evals: int = MAX_EVALS) -> np.ndarray:
+    """Robust least squares on log errors over the profile values at indices ``free``, with the cited
+    priors as one pseudo-row each (``PRIOR_SIGMA_LOG``).
+
+    ``scipy.optimize.least_squares`` (trust-region reflective, soft-L1 loss at 0.1, the physical ``BOUNDS``
+    as box constraints in log space, the exact Jacobian sparsity of ``jacobian_sparsity``). Each free row
+    with a prior adds the residual ``ln(value / prior) / PRIOR_SIGMA_LOG`` under the same robust loss: a
+    key the calibration rows decide moves freely (its rows outweigh one pseudo-row), one they barely
+    constrain stays at its cited prior instead of drifting wherever the optimiser's path leaves it."""
+    from scipy.optimize import least_squares
+    from scipy.sparse import eye, vstack
+
     values = np.array([r.value for r in profiles.rows])
-    lo = np.array([BOUNDS.get(r.op_class, (1e-9, 1e9))[0] for r in profiles.rows])
-    hi = np.array([BOUNDS.get(r.op_class, (1e-9, 1e9))[1] for r in profiles.rows])
-    x = np.log(np.clip(values[free], np.maximum(lo[free], 1e-18), hi[free]))
+    lo = np.log(np.maximum([BOUNDS.get(profiles.rows[int(i)].op_class, (1e-9, 1e9))[0] for i in free], 1e-18))
+    hi = np.log(np.array([BOUNDS.get(profiles.rows[int(i)].op_class, (1e-9, 1e9))[1] for i in free]))
+    prior = prior_values(profiles, free)
+    has = np.isfinite(prior)
+    x_prior = np.clip(np.log(np.where(has, prior, 1.0)), lo, hi)
+    start = np.where(has, x_prior, np.log(np.maximum(values[free], 1e-18)))
+    x0 = np.clip(start, lo + 1e-6, hi - 1e-6)
+    set_w = set_weights(ex.cases)
 
     def resid(xv: np.ndarray) -> np.ndarray:
         v = values.copy()
-        v[free] = np.clip(np.exp(xv), np.maximum(lo[free], 1e-18), hi[free])
+        v[free] = np.exp(xv)
         p = evaluate(ex, v)
         r = np.log(np.where(np.isfinite(p) & (p > 0), p, 1e-9) / measured)
-        return np.clip(r, -3, 3) * set_w
+        return np.concatenate([np.clip(r, -3, 3) * set_w, ((xv - x_prior) / PRIOR_SIGMA_LOG)[has]])
 
-    set_w = set_weights(ex.cases)
-    lam = 1e-2
-    for _ in range(iters):
-        r = resid(x)
-        w = 1.0 / np.sqrt(1.0 + (r / 0.1) ** 2)  # soft-L1 weights
-        jac = np.empty((len(r), len(x)))
-        for k in range(len(x)):
-            dx = x.copy()
-            dx[k] += 1e-3
-            jac[:, k] = (resid(dx) - r) / 1e-3
-        jw = jac * w[:, None]
-        step = np.linalg.solve(jw.T @ jw + lam * np.eye(len(x)), -(jw.T @ (w * r)))
-        x_new = x + np.clip(step, -1.0, 1.0)
-        if np.sum((w * resid(x_new)) ** 2) < np.sum((w * r) ** 2):
-            x, lam = x_new, lam * 0.5
-        else:
-            lam *= 4.0
+    sparsity = vstack([jacobian_sparsity(ex, free), eye(len(free), format="csr")[np.flatnonzero(has)]])
+    res = least_squares(resid, x0, bounds=(lo, hi), loss="soft_l1", f_scale=0.1, x_scale="jac",
+                        diff_step=1e-3, jac_sparsity=sparsity, max_nfev=max_evals)
     v = values.copy()
-    v[free] = np.clip(np.exp(x), np.maximum(lo[free], 1e-18), hi[free])
+    v[free] = np.exp(res.x)
     return v
 
 
@@ -261,7 +304,7 @@ def cross_validate(cases: list, measured: np.ndarray, keep_predictions: bool = F
             tr_cases = [cases[i] for i in train]
             profiles, free = profiles_for(tr_cases)
             ex_tr = expand(tr_cases, profiles)
-            v = fit(ex_tr, measured[train], profiles, free, iters=6)
+            v = fit(ex_tr, measured[train], profiles, free)
             ex_te = expand([c for c, t in zip(cases, test, strict=True) if t], profiles)
             preds[test] = evaluate(ex_te, v)
         held = np.isfinite(preds)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from infrafit.perf.core import admission_limited_rate
 from infrafit.perf.llm.engine import Setup, max_concurrency, serve, static_batch_e2e_s
 from infrafit.perf.llm.setup import EFFICIENCY_FIELDS, ConfigRow, build_setup, default_stack, with_checkpoint
 from infrafit.perf.llm.shape import LLMShape, shape_from_arch
@@ -456,6 +457,11 @@ def evaluate(ex: Expanded, values: np.ndarray | None = None) -> np.ndarray:
         ok = (ex.concurrency[j] <= m["cmax"][j]) & fits
         if case.max_seqs:  # the harness admits at most this many requests per engine (one scheduler per
             ok &= ex.concurrency[j] / s.adp[j] <= case.max_seqs  # attention-DP rank, as vLLM's --max-num-seqs)
+            if case.mode == "server" and ok.any():
+                queued = _admission_queue_metric(case, m, j[ok], ex.concurrency, s, replicas[ok])
+                if queued == queued:
+                    pred[i] = queued
+                    continue
         if case.mode == "server":
             lim = np.ones_like(ok)
             if case.ttft_limit_s:
@@ -474,6 +480,37 @@ def evaluate(ex: Expanded, values: np.ndarray | None = None) -> np.ndarray:
             ok = fits & (ex.concurrency[j] == ex.concurrency[j][fits].min())
         pred[i] = np.nanmax(np.where(ok, vals, np.nan))
     return pred
+
+
+def _admission_queue_metric(case: Case, m: dict[str, np.ndarray], j: np.ndarray, concurrency: np.ndarray,
+                            s: Setup, replicas: np.ndarray) -> float:
+    """MLPerf Server on an engine that admits at most ``max_num_seqs`` requests: Poisson arrivals beyond
+    the admitted ones wait in the harness's queue for a free slot, and that wait counts in the p99 TTFT
+    and end-to-end latency. The engine at full occupancy (the largest admitted concurrency) holds each
+    request for the mean end-to-end time; the rate is the highest one whose p99 slot wait fits in what
+    the limits leave after the engine's own p99 (``perf.core.admission_limited_rate``, M/M/c), never
+    above the Offline rate. NaN (the caller's grid search instead) when no limit bounds the wait, a TPOT
+    limit is missed, or the full engine already misses a limit by itself."""
+    pick = int(np.argmax(concurrency[j]))
+    k, osl = int(j[pick]), case.output_tokens
+    if case.tpot_limit_s and m["tpot99"][k] > case.tpot_limit_s:
+        return float("nan")
+    budgets = []
+    if case.e2e_limit_s:
+        long_osl = case.e2e_output_tokens or osl
+        budgets.append(case.e2e_limit_s - (m["ttft99"][k] + (long_osl - 1.0) * m["tpot99"][k]))
+    if case.ttft_limit_s:
+        budgets.append(case.ttft_limit_s - m["ttft99"][k])
+    if not budgets or min(budgets) < 0.0:
+        return float("nan")
+    ranks = float(s.adp[k])
+    slots = int(round(concurrency[k] / ranks))
+    service = m["ttft"][k] + (osl - 1.0) * m["tpot"][k]
+    rate = min(admission_limited_rate(slots, float(service), float(min(budgets))) * ranks, m["offline_rate"][k])
+    queued = dict(m)
+    queued["rate"] = m["rate"].copy()
+    queued["rate"][k] = rate
+    return float(_metric(case, queued, np.array([k]), np.array([replicas[pick]]))[0])
 
 
 def predict_cases(cases: list[Case], profiles: Profiles | None = None) -> np.ndarray:
