@@ -459,7 +459,7 @@ def evaluate(ex: Expanded, values: np.ndarray | None = None) -> np.ndarray:
             ok &= ex.concurrency[j] / s.adp[j] <= case.max_seqs  # attention-DP rank, as vLLM's --max-num-seqs)
             if case.mode == "server" and ok.any():
                 queued = _admission_queue_metric(case, m, j[ok], ex.concurrency, s, replicas[ok])
-                if queued == queued:
+                if np.isfinite(queued):
                     pred[i] = queued
                     continue
         if case.mode == "server":
