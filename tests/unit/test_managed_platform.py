@@ -1,8 +1,8 @@
 """deployment.managed_preferred (issue 13 point 3): an offer runs on its provider's managed platform only
 where the catalog has one for the work (cost_managed.csv: AWS Batch, Google Cloud Batch, Azure Batch for
-scheduled batch inference), pays that platform's fee as its own line (theirs is $0) and is operated at the
-managed rate; every other offer stays self-managed and says so. Before, the flag gave every offer of every
-provider the managed hours for free."""
+scheduled batch inference; SageMaker AI for services and training, at its own instance rate), pays that
+platform's fee (or rate) as its own line and is operated at the managed rate; every other offer stays
+self-managed and says so. Before, the flag gave every offer of every provider the managed hours for free."""
 
 from __future__ import annotations
 
@@ -77,16 +77,56 @@ def test_batch_work_runs_on_the_managed_batch_service_at_the_managed_rate(cat):
     assert managed_fixed[0] < self_fixed[0]  # no launcher or job scheduler of your own to keep working
 
 
-def test_a_service_has_no_built_in_managed_platform_and_says_so(cat):
-    """Kubernetes control planes (EKS, GKE, AKS) are not a managed service: the team still upgrades, secures
-    and networks the cluster (docs/cost.md), so a realtime service stays self-managed."""
+def test_a_service_runs_on_sagemaker_at_its_own_instance_rate_where_it_sells_the_host(cat):
+    """SageMaker AI sells ml.* instances at its own rate (cost_managed_instances.csv): a realtime service on
+    an EC2 host it sells, in a region it has a rate for, runs on it on demand at that rate with the managed
+    hours; every other offer stays self-managed and says so. Kubernetes control planes (EKS, GKE, AKS) are
+    not a managed service (the team still runs the cluster, docs/cost.md).
+
+    By hand, Llama-3.1-8B at 2 requests/s on one ml.g5.xlarge (3.55 requests/s within the SLOs) for 12
+    months: 1.4084 $/h x 730 h x 12 = $12,338 of compute, and (4 + 0.5 x 1) h x 12 x $100 = $5,400 of
+    operations, $17,738 in all; self-managed on EC2 it is 1.006 x 730 x 12 = $8,813 plus 18 h x 12 x $100."""
     p = _plan(cat, CHAT, ", managed_preferred: true")
     base = _plan(cat, CHAT, "")
-    assert [o.offer_id for o in p.options] == [o.offer_id for o in base.options]
-    for o, b in zip(p.options, base.options, strict=True):
-        assert o.server.get("managed_platform") is None
-        assert o.cost["tco_usd"] == pytest.approx(b.cost["tco_usd"])  # no free managed hours any more
-        assert any("a managed endpoint's own prices (SageMaker, Vertex AI) are not in the catalog" in w for w in o.why)
+    by_offer = {(o.offer_id, o.count): o for o in base.options}
+    on = [o for o in p.options if o.server.get("managed_platform")]
+    assert on, [(o.offer_id, o.server.get("managed_platform")) for o in p.options]
+    for o in on:
+        assert o.server["managed_platform"] == "Amazon SageMaker AI"
+        assert (o.provider, o.deployment, o.region) == ("AWS", "cloud_on_demand", "us-east-1")
+        assert any("at Amazon SageMaker AI's own rate" in w for w in o.why)
+    g5 = next(o for o in on if o.offer_id.startswith("aws_g5_xlarge_us_east_1_cloud_on_demand"))
+    b = g5.cost["breakdown"]
+    assert b["compute_usd"] + b["idle_usd"] == pytest.approx(1.4084 * 730 * 12, rel=1e-3)
+    assert b["ops_labour_usd"] == pytest.approx((4 + 0.5) * 12 * 100, rel=1e-3)
+    for o in p.options:
+        if not o.server.get("managed_platform"):
+            assert any(w.startswith("managed: the catalog has no managed platform") for w in o.why)
+            same = by_offer.get((o.offer_id, o.count))
+            if same is not None:  # self-managed either way: the same cost
+                assert o.cost["tco_usd"] == pytest.approx(same.cost["tco_usd"])
+
+
+def test_sagemaker_runs_only_the_on_demand_hosts_and_regions_it_has_a_rate_for(cat):
+    from infrafit.cost.adapters import managed_instance_rates, offers_from_catalog
+
+    offers = cat.offers
+    rows = offers[(offers["provider"] == "AWS")].reset_index(drop=True)
+    on, names, fees = managed_platforms(cat, rows, True, "any")
+    rated = cat.cost_factors["managed_instances"]
+    sold = {(h, r) for h, r in zip(rated["host_id"], rated["region"], strict=True)}
+    expect = np.array([(h, r) in sold and m == "cloud_on_demand"
+                       for h, r, m in zip(rows["host_id"], rows["region"], rows["mode"], strict=True)])
+    assert expect.any() and (on == expect).all()
+    assert set(names[on]) == {"Amazon SageMaker AI"} and not fees.any()
+    rates = managed_instance_rates(cat, rows)
+    arrays = offers_from_catalog(cat, rows, managed=True)
+    vm = rows["usd_per_hour"].to_numpy(dtype=float)
+    assert np.allclose(arrays.usd_per_hour[on], rates[on])
+    assert (rates[on] > vm[on]).all()  # the platform's premium over the VM (20-40 %)
+    assert np.allclose(arrays.usd_per_hour[~on], vm[~on], equal_nan=True)
+    self_managed = offers_from_catalog(cat, rows, managed=False)
+    assert np.allclose(self_managed.usd_per_hour, vm, equal_nan=True)
 
 
 def test_without_the_preference_nothing_runs_on_a_platform(cat):
@@ -108,7 +148,7 @@ def test_the_platform_rule_per_offer(cat):
     assert not on[block].any()  # no managed operations row for capacity blocks: self-managed
     assert set(names[on]) == {"AWS Batch"} and not fees.any()
     service, _, _ = managed_platforms(cat, rows, True, "any")
-    assert not service.any()
+    assert not service[(rows["mode"] != "cloud_on_demand").to_numpy()].any()  # SageMaker: on demand only
     off, _, none = managed_platforms(cat, rows, False, "batch")
     assert not off.any() and not none.any()
 

@@ -294,6 +294,15 @@ COST_TABLES = (
             "as usual)"),
     ), "Managed platforms per provider and work: what ``deployment.managed_preferred`` runs the provider's "
        "instances on, and the fee it adds."),
+    _cost("cost_managed_instances", (
+        text("provider", "provider (as in offers.csv)"),
+        text("platform", "the managed platform (as in cost_managed.csv) that sells its own instance rate"),
+        text("host_id", "the host (hosts.csv) the platform's instance runs on (ml.g5.xlarge -> g5.xlarge)"),
+        text("region", "region slug of the rate (as in offers.csv)"),
+        num("usd_per_hour", "the platform's on-demand rate for one instance, USD per hour; it replaces the "
+            "offer's own rate"),
+    ), "Per-instance rates of managed platforms that sell instances at their own price (SageMaker AI's ml.* "
+       "instances): a platform with rows here runs only the on-demand offers of those hosts in those regions."),
     _cost("cost_lead_time", (
         text("host_kind", "any | edge_device: a row for one kind of host overrides the any row",
              choices=("any", "edge_device")),

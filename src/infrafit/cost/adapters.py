@@ -116,9 +116,42 @@ def managed_platforms(catalog, rows: pd.DataFrame, prefer: bool,
     found = [by.get(norm_name(str(p))) for p in rows["provider"]]
     ok = np.array([f is not None for f in found], bool) & np.isin(rows["mode"].to_numpy(dtype=object),
                                                                  sorted(managed_modes()))
+    # a platform that sells instances at its own rate (SageMaker AI's ml.* instances) runs only the on-demand
+    # offers of the hosts and regions it has a rate for
+    rated = _rated_platforms(catalog)
+    if rated:
+        sells = np.isfinite(managed_instance_rates(catalog, rows))
+        on_rated = np.array([f is not None and (norm_name(str(p)), f[0]) in rated
+                             for p, f in zip(rows["provider"], found, strict=True)], bool)
+        ok &= ~on_rated | sells
     names = np.array([f[0] if f and k else "" for f, k in zip(found, ok, strict=True)], dtype=object)
     fees = np.array([f[1] * HOURS_PER_MONTH if f and k else 0.0 for f, k in zip(found, ok, strict=True)])
     return ok, names, fees
+
+
+def _rated_platforms(catalog) -> set[tuple[str, str]]:
+    """(provider, platform) pairs that sell instances at their own rate (``cost_managed_instances.csv``)."""
+    table = catalog.cost_factors.get("managed_instances")
+    if table is None or table.empty:
+        return set()
+    return {(norm_name(str(p)), str(n)) for p, n in zip(table["provider"], table["platform"], strict=True)}
+
+
+def managed_instance_rates(catalog, rows: pd.DataFrame) -> np.ndarray:
+    """(N,) USD per instance-hour each on-demand offer row pays on its provider's managed platform where
+    that platform sells the row's host in the row's region at its own rate (``cost_managed_instances.csv``:
+    SageMaker AI's ml.g5.xlarge for EC2's g5.xlarge); NaN for every other row."""
+    out = np.full(len(rows), np.nan)
+    table = catalog.cost_factors.get("managed_instances")
+    if table is None or table.empty or len(rows) == 0:
+        return out
+    rate = {(norm_name(str(p)), str(h), str(r)): float(u) for p, h, r, u in
+            zip(table["provider"], table["host_id"], table["region"], table["usd_per_hour"], strict=True)}
+    for i, (p, h, r, m) in enumerate(zip(rows["provider"], rows["host_id"], rows["region"], rows["mode"],
+                                         strict=True)):
+        if m == "cloud_on_demand":
+            out[i] = rate.get((norm_name(str(p)), str(h), str(r)), np.nan)
+    return out
 
 
 def _spot_hazards(catalog, rows: pd.DataFrame) -> np.ndarray:
@@ -372,8 +405,11 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
     carbon = {"carbon_pue": facility_pue(catalog, rows["provider"], pays, site["pue"]),
               "grid_co2e_g_per_kwh": grid_intensity(catalog, _column(rows, "city"),
                                                     _column(rows, "country").replace("", site_country))}
+    # on a platform that sells its own instance rate the offer is billed at that rate, not the VM's
+    platform_rate = np.where(on_platform, managed_instance_rates(catalog, rows), np.nan)
+    hourly = np.where(np.isfinite(platform_rate), platform_rate, rows["usd_per_hour"].to_numpy(dtype=float))
     return OfferArrays.build(
-        modes, usd_per_hour=rows["usd_per_hour"].to_numpy(dtype=float) * inst,
+        modes, usd_per_hour=hourly * inst,
         usd_per_month=rows["usd_per_month"].to_numpy(dtype=float) * inst,
         purchase_usd=rows["purchase_usd"].to_numpy(dtype=float) * inst, term_months=np.nan_to_num(term),
         fallback_usd_per_hour=_spot_fallback(rows) * inst, accelerators=count * inst,

@@ -4,6 +4,7 @@ the planned operating point on the offer's host), its cost, why it ranks where i
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from infrafit.cost.params import ELASTIC_MODES, PER_START_MODES, CostParams
 from infrafit.perf import MAX_RATE
@@ -289,19 +290,26 @@ def _managed_platform(catalog, rows, workload, task: str) -> str:
 
 def _managed_line(workload, catalog, row, platform: str, cost: dict) -> str | None:
     """What ``deployment.managed_preferred`` did to this option (None when the spec does not ask)."""
+    from infrafit.cost.adapters import managed_instance_rates
+
     if not workload.deployment.managed_preferred:
         return None
+    one = pd.DataFrame([row])
+    rate = float(managed_instance_rates(catalog, one)[0])
     if platform:
         fee = float(cost["breakdown"].get("platform_usd", 0.0))
-        return (f"managed: runs on {platform}; its fee is {fmt_usd(fee)} over the horizon (platform) and operations "
-                "are at the managed rate of ops_labour.csv")
+        billed = (f"each instance is billed at {platform}'s own rate, {fmt_usd(rate)}/h (the VM's is "
+                  f"{fmt_usd(float(row['usd_per_hour']))}/h; cost_managed_instances.csv), " if rate == rate else "")
+        return (f"managed: runs on {platform}; {billed}its fee is {fmt_usd(fee)} over the horizon (platform) and "
+                "operations are at the managed rate of ops_labour.csv")
     table = catalog.cost_factors.get("managed")
     listed = "" if table is None or table.empty else "; ".join(
         f"{p}: {n} ({w})" for p, n, w in zip(table["provider"], table["platform"], table["work"], strict=True))
     return (f"managed: the catalog has no managed platform for this work on {row['provider']} {row['mode']} "
-            f"(cost_managed.csv: {listed or 'none'}), so it is operated self-managed; a managed endpoint's own "
-            "prices (SageMaker, Vertex AI) are not in the catalog: add your platform and its fee as a "
-            "cost_managed.csv overlay row")
+            f"{row['host_id']} in {row['region'] or 'its place'} (cost_managed.csv: {listed or 'none'}; a platform "
+            "that sells its own instance rate runs only the on-demand hosts and regions of "
+            "cost_managed_instances.csv), so it is operated self-managed; add your platform and its fee, or its "
+            "instance rate, as an overlay row")
 
 
 def startup_json(part, i: int) -> dict:
