@@ -4,6 +4,7 @@ touches (defect 4)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,8 @@ from infrafit.perf.llm.engine import decode_fixed_s, decode_step, gemm_compute_s
 from infrafit.perf.llm.setup import ConfigRow, build_setup
 from infrafit.perf.llm.shape import shape_from_arch
 from infrafit.workload.models import resolve_model
+
+CONFIGS = Path(__file__).resolve().parents[1] / "fixtures" / "model_configs"
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +75,17 @@ def test_small_batch_moe_decode_is_bound_by_the_weights_it_reads(h100):
     assert float(step["gemm_compute_s"][0]) < float(step["gemm_memory_s"][0])
     compute = gemm_compute_s(shape, s, np.array([4.0]), s.eff_decode_gemm)
     assert float(compute[0]) == pytest.approx(float(step["gemm_compute_s"][0]))
+
+
+def test_sparse_attention_layers_add_their_indexer_kernels(h100):
+    """A DeepSeek Sparse Attention layer (GLM-5, DeepSeek-V3.2) runs the lightning indexer and its top-k
+    before the attention kernel each decode step: a cost per indexed layer that dense-attention layers
+    (DeepSeek-V3's MLA) do not pay; split over pipeline stages like every per-layer cost."""
+    s = build_setup([ConfigRow(h100, "fp8", "sglang", tp=8), ConfigRow(h100, "fp8", "sglang", tp=4, pp=2)])[0]
+    glm = shape_from_arch(resolve_model(str(CONFIGS / "zai-org--GLM-5.json")))
+    assert glm.indexed_layers == glm.num_layers == 78
+    assert shape_from_arch(resolve_model("deepseek-v3")).indexed_layers == 0
+    as_dense = replace(glm, indexed_layers=0)
+    extra = decode_fixed_s(glm, s) - decode_fixed_s(as_dense, s)
+    assert float(extra[0]) == pytest.approx(78 * float(s.sparse_layer_overhead_s[0])) and float(extra[0]) > 0
+    assert float(extra[1]) == pytest.approx(float(extra[0]) / 2)  # two stages, half the layers each

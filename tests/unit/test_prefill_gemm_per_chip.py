@@ -17,7 +17,7 @@ from infrafit.perf.llm.setup import ConfigRow, build_setup
 
 def _case(gen: str, chip: str, stack: str, precision: str = "fp8") -> SimpleNamespace:
     return SimpleNamespace(acc=SimpleNamespace(generation=gen, id=chip), stack=stack, precision=precision,
-                           shape=SimpleNamespace(is_moe=False))
+                           shape=SimpleNamespace(is_moe=False, indexed_layers=0))
 
 
 def test_the_fit_varies_prefill_gemm_per_generation_and_decode_memory_per_stack():

@@ -12,6 +12,8 @@ Op classes and their units:
 - ``memory`` (fraction of HBM bandwidth)
 - ``step_overhead`` (seconds per decode step: kernel launches, scheduler, sampling)
 - ``layer_overhead`` (seconds per layer per decode step: norms, rotary, kernel tails between GEMMs)
+- ``sparse_layer_overhead`` (seconds per sparse-attention layer per decode step: the lightning indexer and
+  its top-k selection, DeepSeek Sparse Attention)
 - ``seq_overhead`` (seconds per running sequence per decode step: scheduling, sampling, detokenisation)
 - ``request_overhead`` (seconds per request: tokenisation, scheduling, first-token return)
 - ``link_latency`` (seconds per collective hop) with phase ``scaleup`` / ``scaleout``
@@ -59,7 +61,7 @@ OP_CLASS_UNITS = {
     "gemm": "fraction", "attention": "fraction", "memory": "fraction", "memory_reserve": "fraction",
     "burst": "fraction", "expert_m_half": "tokens", "token_budget": "tokens", "moe_layer_overhead": "s",
     "gemm_m_half": "tokens", "step_overhead": "s", "seq_overhead": "s", "layer_overhead": "s",
-    "moe_token_overhead": "s",
+    "sparse_layer_overhead": "s", "moe_token_overhead": "s",
     "request_overhead": "s", "link_latency": "s",
 }
 KEYS = ("generation", "stack", "precision", "phase", "op_class")

@@ -84,6 +84,7 @@ class Setup:
     state_bytes_per_element: np.ndarray  # width of the linear-attention recurrent state the stack keeps
     layer_overhead_s: np.ndarray  # per layer per decode step: norms, rotary, kernel tails and small kernels
     moe_decode_layer_overhead_s: np.ndarray  # per MoE layer per decode step: router, top-k, permute, un-permute
+    sparse_layer_overhead_s: np.ndarray  # per indexed (sparse-attention) layer per decode step: indexer, top-k
 
     @property
     def gpus(self) -> np.ndarray:
@@ -324,9 +325,13 @@ def decode_fixed_s(shape: LLMShape, s: Setup) -> np.ndarray:
     """Fixed time of one decode step outside the rooflines: a per-step constant (scheduler, sampling
     launch, CUDA-graph replay) plus a cost per layer (the small kernels each layer runs between its
     GEMMs: norms, rotary, residual adds, kernel tails; they scale with layers x kernels per layer)
-    and an extra cost per MoE layer (router GEMM, top-k, token permutation and un-permutation)."""
+    and an extra cost per MoE layer (router GEMM, top-k, token permutation and un-permutation) and per
+    sparse-attention layer (DeepSeek Sparse Attention: the lightning indexer's projections, its fp8 scoring
+    of every cached token and the top-k selection run before the attention kernel, several small kernels a
+    layer that a dense-attention layer does not run; their FLOPs and key bytes are in the rooflines)."""
     moe = shape.num_moe_layers * s.moe_decode_layer_overhead_s * (1.0 if shape.is_moe else 0.0)
-    return s.step_overhead_s + shape.num_layers / s.pp * s.layer_overhead_s + moe / s.pp
+    sparse = shape.indexed_layers * s.sparse_layer_overhead_s
+    return s.step_overhead_s + shape.num_layers / s.pp * s.layer_overhead_s + (moe + sparse) / s.pp
 
 
 def prefill_compute_s(

@@ -124,6 +124,7 @@ EFFICIENCY_FIELDS = {  # Setup field -> (phase, op_class) of its profile lookup
     "token_budget": ("*", "token_budget"), "moe_layer_overhead_s": ("prefill", "moe_layer_overhead"),
     "seq_overhead_s": ("decode", "seq_overhead"), "layer_overhead_s": ("decode", "layer_overhead"),
     "moe_decode_layer_overhead_s": ("decode", "moe_layer_overhead"),
+    "sparse_layer_overhead_s": ("decode", "sparse_layer_overhead"),
     "moe_token_overhead_s": ("prefill", "moe_token_overhead"),
 }
 

@@ -44,6 +44,8 @@ class LLMShape:
     attention_heads: int = 0
     #: multi-head latent attention (one shared latent per token: TP does not split the KV cache)
     is_mla: bool = False
+    #: layers whose attention is chosen by a lightning indexer (DeepSeek Sparse Attention: index_topk)
+    indexed_layers: int = 0
     #: fixed per-sequence recurrent state of linear-attention layers (Gated DeltaNet: heads x d_k x d_v
     #: per layer, plus the short-convolution state), elements; kept at the stack's state width, not the KV's
     state_elements: float = 0.0
@@ -120,7 +122,8 @@ def shape_from_arch(arch: Any, beam_width: int = 1) -> LLMShape:
         expert_params=float(expert_params), num_moe_layers=moe_layers, num_experts=max(experts, 1),
         experts_per_token=top_k, kv_shards_max=kv_shards, kv_elements_fn=kv_elements,
         attn_flops_fn=attn_flops, beam_width=beam_width, attention_heads=int(arch.num_attention_heads or 0),
-        is_mla=bool(arch.is_mla), state_elements=float(arch.state_bytes("fp8")),
+        is_mla=bool(arch.is_mla), indexed_layers=int(arch.softmax_layers) if arch.index_topk else 0,
+        state_elements=float(arch.state_bytes("fp8")),
         state_shards_max=max(int(arch.linear_num_value_heads or 1), 1),
         kept_matmul_params=kept_matmul, kept_params=kept_held, experts_quantized=experts_q,
         default_kept_matmul_params=default_matmul, default_kept_params=default_held,
