@@ -98,6 +98,25 @@ def managed_modes() -> frozenset[str]:
     return frozenset(table.loc[table["managed"], "mode"])
 
 
+def _platform_table(catalog, work: str) -> pd.DataFrame | None:
+    """cost_managed.csv rows for ``work``: its own rows where it has any, else the ``any`` rows."""
+    table = catalog.cost_factors.get("managed")
+    if table is None or table.empty:
+        return None
+    kind = table["work"] if "work" in table else pd.Series("any", index=table.index)
+    return table[kind == work] if (kind == work).any() else table[kind == "any"]
+
+
+def platform_for(catalog, provider: str, work: str = "any") -> str:
+    """The managed platform ``provider`` runs ``work`` on (cost_managed.csv), "" when none."""
+    table = _platform_table(catalog, work)
+    if table is None:
+        return ""
+    names = [str(n) for p, n in zip(table["provider"], table["platform"], strict=True)
+             if norm_name(str(p)) == norm_name(provider)]
+    return names[0] if names else ""
+
+
 def managed_platforms(catalog, rows: pd.DataFrame, prefer: bool,
                       work: str = "any") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(N,) per offer row: whether it runs on its provider's managed platform, the platform's name ("" when
@@ -106,11 +125,9 @@ def managed_platforms(catalog, rows: pd.DataFrame, prefer: bool,
     ``work`` (``batch``: its managed batch service, else its ``any`` platform) and only in a mode whose
     operations a platform changes; every other row is self-managed at no fee."""
     n = len(rows)
-    table = catalog.cost_factors.get("managed")
-    if not prefer or table is None or table.empty or n == 0:
+    table = _platform_table(catalog, work)
+    if not prefer or table is None or n == 0:
         return np.zeros(n, bool), np.full(n, "", dtype=object), np.zeros(n)
-    kind = table["work"] if "work" in table else pd.Series("any", index=table.index)
-    table = table[kind == work] if (kind == work).any() else table[kind == "any"]
     by = {norm_name(str(p)): (str(name), float(fee)) for p, name, fee in
           zip(table["provider"], table["platform"], table["usd_per_cluster_hour"], strict=True)}
     found = [by.get(norm_name(str(p))) for p in rows["provider"]]

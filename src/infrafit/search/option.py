@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from infrafit.cost.factors import norm_name
 from infrafit.cost.params import ELASTIC_MODES, PER_START_MODES, CostParams
 from infrafit.perf import MAX_RATE
 from infrafit.search import borders, network
@@ -200,7 +201,7 @@ def option_json(part, i: int, ctx: dict) -> dict:
     why.extend(x for x in [_workflow_line(workload, cost, str(row["family"]), float(part.arrays.term_months[i]),
                                           str(row["mode"]))] if x)
     platform = _managed_platform(catalog, part.offers.iloc[[i]], workload, part.task)
-    why.extend(x for x in [_managed_line(workload, catalog, row, platform, cost)] if x)
+    why.extend(x for x in [_managed_line(workload, catalog, row, platform, cost, part.task)] if x)
     comp = ctx["compat"][row["family"]]
     risks = []
     if comp.support != "first-class":
@@ -288,7 +289,7 @@ def _managed_platform(catalog, rows, workload, task: str) -> str:
     return str(names[0]) if bool(on[0]) else ""
 
 
-def _managed_line(workload, catalog, row, platform: str, cost: dict) -> str | None:
+def _managed_line(workload, catalog, row, platform: str, cost: dict, task: str) -> str | None:
     """What ``deployment.managed_preferred`` did to this option (None when the spec does not ask)."""
     from infrafit.cost.adapters import managed_instance_rates
 
@@ -302,6 +303,18 @@ def _managed_line(workload, catalog, row, platform: str, cost: dict) -> str | No
                   f"{fmt_usd(float(row['usd_per_hour']))}/h; cost_managed_instances.csv), " if rate == rate else "")
         return (f"managed: runs on {platform}; {billed}its fee is {fmt_usd(fee)} over the horizon (platform) and "
                 "operations are at the managed rate of ops_labour.csv")
+    from infrafit.cost.adapters import platform_for
+    from infrafit.search.parts import ops_work
+
+    seller = platform_for(catalog, str(row["provider"]), ops_work(workload, task))
+    rated = catalog.cost_factors.get("managed_instances")
+    sellers = sorted({str(n) for p, n in zip(rated["provider"], rated["platform"], strict=True)
+                      if norm_name(str(p)) == norm_name(str(row["provider"])) and str(n) == seller}
+                     ) if rated is not None else []
+    if sellers:
+        return (f"managed: {', '.join(sellers)} sells no {row['host_id']} in {row['region'] or 'its place'} on "
+                f"{row['mode']} at a rate of its own (cost_managed_instances.csv lists the on-demand hosts and "
+                "regions it runs), so this offer is operated self-managed; add the platform's rate as an overlay row")
     table = catalog.cost_factors.get("managed")
     listed = "" if table is None or table.empty else "; ".join(
         f"{p}: {n} ({w})" for p, n, w in zip(table["provider"], table["platform"], table["work"], strict=True))
