@@ -171,3 +171,22 @@ def test_an_overlay_platform_row_is_priced(tmp_path, cat):
     for o in runpod:
         assert o.server["managed_platform"] == "Our platform team"
         assert o.cost["breakdown"]["platform_usd"] == pytest.approx(0.05 * 730 * 12, rel=1e-3)
+
+
+def test_a_batch_run_on_aws_batch_pays_the_vm_rate_not_sagemakers(cat):
+    """AWS Batch bills the EC2 instances it launches: a g5.xlarge in us-east-1 run as batch work on it is
+    billed EC2's $1.006 an hour, though SageMaker AI sells the same host at $1.4084 for services."""
+    from infrafit.cost.adapters import managed_instance_rates, offers_from_catalog
+
+    offers = cat.offers
+    rows = offers[(offers["host_id"] == "aws_g5_xlarge") & (offers["region"] == "us-east-1")
+                  & (offers["mode"] == "cloud_on_demand")].reset_index(drop=True)
+    assert len(rows) == 1
+    vm = float(rows["usd_per_hour"].iloc[0])
+    on, names, _ = managed_platforms(cat, rows, True, "batch")
+    assert on[0] and names[0] == "AWS Batch"
+    batch = offers_from_catalog(cat, rows, managed=True, work="batch")
+    assert batch.usd_per_hour[0] == pytest.approx(vm)
+    service = offers_from_catalog(cat, rows, managed=True, work="any")
+    assert service.usd_per_hour[0] == pytest.approx(1.4084)
+    assert np.isnan(managed_instance_rates(cat, rows, ["AWS Batch"])[0])

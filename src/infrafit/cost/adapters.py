@@ -137,7 +137,7 @@ def managed_platforms(catalog, rows: pd.DataFrame, prefer: bool,
     # offers of the hosts and regions it has a rate for
     rated = _rated_platforms(catalog)
     if rated:
-        sells = np.isfinite(managed_instance_rates(catalog, rows))
+        sells = np.isfinite(managed_instance_rates(catalog, rows, [f[0] if f else "" for f in found]))
         on_rated = np.array([f is not None and (norm_name(str(p)), f[0]) in rated
                              for p, f in zip(rows["provider"], found, strict=True)], bool)
         ok &= ~on_rated | sells
@@ -154,20 +154,25 @@ def _rated_platforms(catalog) -> set[tuple[str, str]]:
     return {(norm_name(str(p)), str(n)) for p, n in zip(table["provider"], table["platform"], strict=True)}
 
 
-def managed_instance_rates(catalog, rows: pd.DataFrame) -> np.ndarray:
-    """(N,) USD per instance-hour each on-demand offer row pays on its provider's managed platform where
-    that platform sells the row's host in the row's region at its own rate (``cost_managed_instances.csv``:
-    SageMaker AI's ml.g5.xlarge for EC2's g5.xlarge); NaN for every other row."""
+def managed_instance_rates(catalog, rows: pd.DataFrame, platforms=None) -> np.ndarray:
+    """(N,) USD per instance-hour each on-demand offer row pays on a managed platform that sells the row's
+    host in the row's region at its own rate (``cost_managed_instances.csv``: SageMaker AI's ml.g5.xlarge
+    for EC2's g5.xlarge); NaN for every other row. With ``platforms`` ((N,) platform names), only that
+    platform's rate counts for each row (AWS Batch bills the VM's rate, not SageMaker's)."""
     out = np.full(len(rows), np.nan)
     table = catalog.cost_factors.get("managed_instances")
     if table is None or table.empty or len(rows) == 0:
         return out
-    rate = {(norm_name(str(p)), str(h), str(r)): float(u) for p, h, r, u in
-            zip(table["provider"], table["host_id"], table["region"], table["usd_per_hour"], strict=True)}
-    for i, (p, h, r, m) in enumerate(zip(rows["provider"], rows["host_id"], rows["region"], rows["mode"],
-                                         strict=True)):
-        if m == "cloud_on_demand":
-            out[i] = rate.get((norm_name(str(p)), str(h), str(r)), np.nan)
+    rate: dict[tuple[str, str, str], tuple[str, float]] = {}
+    for p, n, h, r, u in zip(table["provider"], table["platform"], table["host_id"], table["region"],
+                             table["usd_per_hour"], strict=True):
+        rate.setdefault((norm_name(str(p)), str(h), str(r)), (str(n), float(u)))
+    names = [None] * len(rows) if platforms is None else list(platforms)
+    for i, (p, h, r, m, want) in enumerate(zip(rows["provider"], rows["host_id"], rows["region"], rows["mode"],
+                                               names, strict=True)):
+        hit = rate.get((norm_name(str(p)), str(h), str(r))) if m == "cloud_on_demand" else None
+        if hit is not None and (want is None or hit[0] == str(want)):
+            out[i] = hit[1]
     return out
 
 
@@ -423,7 +428,7 @@ def offers_from_catalog(catalog, rows: pd.DataFrame, *, instances_per_replica=1,
               "grid_co2e_g_per_kwh": grid_intensity(catalog, _column(rows, "city"),
                                                     _column(rows, "country").replace("", site_country))}
     # on a platform that sells its own instance rate the offer is billed at that rate, not the VM's
-    platform_rate = np.where(on_platform, managed_instance_rates(catalog, rows), np.nan)
+    platform_rate = np.where(on_platform, managed_instance_rates(catalog, rows, _platform), np.nan)
     hourly = np.where(np.isfinite(platform_rate), platform_rate, rows["usd_per_hour"].to_numpy(dtype=float))
     return OfferArrays.build(
         modes, usd_per_hour=hourly * inst,

@@ -296,7 +296,7 @@ def _managed_line(workload, catalog, row, platform: str, cost: dict, task: str) 
     if not workload.deployment.managed_preferred:
         return None
     one = pd.DataFrame([row])
-    rate = float(managed_instance_rates(catalog, one)[0])
+    rate = float(managed_instance_rates(catalog, one, [platform])[0]) if platform else float("nan")
     if platform:
         fee = float(cost["breakdown"].get("platform_usd", 0.0))
         billed = (f"each instance is billed at {platform}'s own rate, {fmt_usd(rate)}/h (the VM's is "
