@@ -135,7 +135,7 @@ def managed_platforms(catalog, rows: pd.DataFrame, prefer: bool,
                                                                  sorted(managed_modes()))
     # a platform that sells instances at its own rate (SageMaker AI's ml.* instances) runs only the on-demand
     # offers of the hosts and regions it has a rate for
-    rated = _rated_platforms(catalog)
+    rated = rated_platforms(catalog)
     if rated:
         sells = np.isfinite(managed_instance_rates(catalog, rows, [f[0] if f else "" for f in found]))
         on_rated = np.array([f is not None and (norm_name(str(p)), f[0]) in rated
@@ -146,7 +146,7 @@ def managed_platforms(catalog, rows: pd.DataFrame, prefer: bool,
     return ok, names, fees
 
 
-def _rated_platforms(catalog) -> set[tuple[str, str]]:
+def rated_platforms(catalog) -> set[tuple[str, str]]:
     """(provider, platform) pairs that sell instances at their own rate (``cost_managed_instances.csv``)."""
     table = catalog.cost_factors.get("managed_instances")
     if table is None or table.empty:

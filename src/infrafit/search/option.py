@@ -295,24 +295,19 @@ def _managed_line(workload, catalog, row, platform: str, cost: dict, task: str) 
 
     if not workload.deployment.managed_preferred:
         return None
-    one = pd.DataFrame([row])
-    rate = float(managed_instance_rates(catalog, one, [platform])[0]) if platform else float("nan")
     if platform:
+        rate = float(managed_instance_rates(catalog, pd.DataFrame([row]), [platform])[0])
         fee = float(cost["breakdown"].get("platform_usd", 0.0))
         billed = (f"each instance is billed at {platform}'s own rate, {fmt_usd(rate)}/h (the VM's is "
                   f"{fmt_usd(float(row['usd_per_hour']))}/h; cost_managed_instances.csv), " if rate == rate else "")
         return (f"managed: runs on {platform}; {billed}its fee is {fmt_usd(fee)} over the horizon (platform) and "
                 "operations are at the managed rate of ops_labour.csv")
-    from infrafit.cost.adapters import platform_for
+    from infrafit.cost.adapters import platform_for, rated_platforms
     from infrafit.search.parts import ops_work
 
     seller = platform_for(catalog, str(row["provider"]), ops_work(workload, task))
-    rated = catalog.cost_factors.get("managed_instances")
-    sellers = sorted({str(n) for p, n in zip(rated["provider"], rated["platform"], strict=True)
-                      if norm_name(str(p)) == norm_name(str(row["provider"])) and str(n) == seller}
-                     ) if rated is not None else []
-    if sellers:
-        return (f"managed: {', '.join(sellers)} sells no {row['host_id']} in {row['region'] or 'its place'} on "
+    if seller and (norm_name(str(row["provider"])), seller) in rated_platforms(catalog):
+        return (f"managed: {seller} sells no {row['host_id']} in {row['region'] or 'its place'} on "
                 f"{row['mode']} at a rate of its own (cost_managed_instances.csv lists the on-demand hosts and "
                 "regions it runs), so this offer is operated self-managed; add the platform's rate as an overlay row")
     table = catalog.cost_factors.get("managed")
