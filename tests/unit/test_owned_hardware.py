@@ -69,6 +69,9 @@ def test_owned_servers_that_cannot_carry_the_load_are_not_offered(tmp_path):
     ("[{accelerator: h100, count: 4}]", "[cloud, on_prem]", "do not fill one"),
     ("[{accelerator: h100, count: 8, host: no_such_box}]", "[cloud, on_prem]", "is not in hosts.csv"),
     ("[{accelerator: h100, count: 8}]", "[cloud]", "leaves on_prem out"),
+    ("[{accelerator: h100, count: 8, place: atlantis}]", "[cloud, on_prem]", "'atlantis' is not a known place"),
+    # the spec allows only US: servers in Frankfurt could never be planned, so say so instead of dropping them
+    ("[{accelerator: h100, count: 8, place: frankfurt}]", "[cloud, on_prem]", "'frankfurt' is in DE, but"),
 ])
 def test_bad_owned_entries_exit_2(tmp_path, capsys, owned, allowed, expect):
     spec = tmp_path / "owned.yaml"
@@ -76,3 +79,37 @@ def test_bad_owned_entries_exit_2(tmp_path, capsys, owned, allowed, expect):
     assert main(["check", str(spec)]) == 2
     err = capsys.readouterr().err
     assert expect in err and "To fix" in err
+
+
+@pytest.mark.parametrize("place", ["us-east-1", "virginia", "ashburn", "US"])
+def test_owned_servers_at_a_cloud_region_or_city_are_placed_in_its_country(tmp_path, place):
+    """A ``place`` that is a catalog region or an offer's city is in that region's country (us-east-1 -> US).
+    Before, only the places table was asked, so ``us-east-1`` had no country, the US residency rule dropped
+    the owned servers, and the plan rented instead without a word."""
+    d = _plan(tmp_path, owned=f"[{{accelerator: h100, count: 16, place: {place}}}]")
+    top = d["options"][0]
+    assert top["provider"] == "owned" and top["region"] == place
+
+
+def test_owned_servers_a_filter_drops_are_named_in_excluded(tmp_path):
+    spec = tmp_path / "owned.yaml"
+    spec.write_text(SPEC.format(rps=10, owned="[{accelerator: h100, count: 16}]", allowed="[cloud, on_prem]")
+                    + "hardware: {vendors: [amd]}\n")
+    result = CliRunner().invoke(app, ["plan", str(spec), "--json"])
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.stdout)
+    assert not any(o["provider"] == "owned" for o in d["options"])
+    line = next(e for e in d["excluded"] if e["what"] == "owned hardware")
+    assert "deployment.owned[0]" in line["reason"] and "hardware filters" in line["reason"]
+
+
+def test_the_headline_says_the_servers_are_owned_not_bought(tmp_path):
+    spec = tmp_path / "owned.yaml"
+    spec.write_text(SPEC.format(rps=10, owned="[{accelerator: h100, count: 16, place: us-east-1}]",
+                                allowed="[cloud, on_prem]"))
+    result = CliRunner().invoke(app, ["plan", str(spec)])
+    assert result.exit_code == 0, result.output
+    first = " ".join(result.stdout.split())  # the headline wraps at the terminal width
+    head = first.split("infrafit plan")[0]
+    assert "on servers you own, on-prem at us-east-1" in head and "bought on-prem" not in head
+    assert "first as hardware you own (deployment.owned)" in first

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from infrafit.search.explain import SLO_LABEL
+from infrafit.search.offers import OWNED_PROVIDER
 from infrafit.units import fmt_duration, fmt_usd
 
 _SLO_NAMES = {k: v for k, v in SLO_LABEL.items() if not k.startswith("time_to_train")}  # the latency SLOs
@@ -50,7 +51,10 @@ def headline(plan) -> str:
     because = o.why[0].split(":")[0] if o.why else ""
     what = f"{o.count}x {o.accelerator} {o.precision}" + (f" ({n} x {host})" if host and n > 1 else
                                                          f" ({host})" if host else "")
-    parts = [f"Recommended: {what} {_MODE_WORDS.get(o.deployment, o.deployment)} at {where}",
+    how = _MODE_WORDS.get(o.deployment, o.deployment)
+    if o.provider == OWNED_PROVIDER:  # servers the team has (deployment.owned): nothing is bought
+        how, where = "on servers you own, on-prem", o.region or "the on-prem site"
+    parts = [f"Recommended: {what} {how} at {where}",
              f"{money}; TCO {fmt_usd(float(cost.get('tco_usd') or 0.0))} over {cost.get('horizon_months')} months"]
     if perf:
         parts.append(perf)

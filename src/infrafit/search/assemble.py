@@ -139,7 +139,9 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
         o["why"].insert(0, _ranking_line(objective, idx.size, rank, float(part.cost.tco_usd[i]), best_tco,
                                          metric_name, float(part.ev.metric[i]), h))
         if rank == 1 and objective == "cost" and part.cost.tco_usd[i] > part.cost.tco_usd[cheapest] + 0.5:
-            if _by_billing(ctx["workload"], str(mode[i]), str(mode[cheapest])):  # _billing_line says what it cost
+            if owned[i]:  # _owned_line says what using the owned servers first costs
+                o["why"][0] = o["why"][0].replace("cheapest of", "first as hardware you own (deployment.owned), of", 1)
+            elif _by_billing(ctx["workload"], str(mode[i]), str(mode[cheapest])):  # _billing_line says what it cost
                 lead = "first by the spec's fixed-monthly billing preference, of"
                 o["why"][0] = o["why"][0].replace("cheapest of", lead, 1)
             else:

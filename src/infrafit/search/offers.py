@@ -121,7 +121,7 @@ def owned_offers(catalog, workload, today: date) -> pd.DataFrame:
     """One on-prem offer per ``deployment.owned`` entry: the servers the team already has, with no
     purchase price (sunk: no depreciation, no resale, no support contract), so only power, colocation
     and operations are priced; ``owned_instances`` caps how many servers a plan may use."""
-    from infrafit.workload.names import accelerator_names, owned_host, place_country
+    from infrafit.workload.names import accelerator_names, owned_host, owned_place_country
 
     names = accelerator_names(catalog)
     hosts = catalog.hosts.set_index("id")
@@ -130,7 +130,7 @@ def owned_offers(catalog, workload, today: date) -> pd.DataFrame:
         acc = names[item.accelerator.lower()]
         host = owned_host(catalog, acc, item.count, item.host)
         per = int(hosts.at[host, "accelerator_count"])
-        country = place_country(item.place) if item.place else ""
+        country = owned_place_country(catalog, item.place) if item.place else ""
         rows.append({
             "id": f"owned_{i}_{acc}", "provider": OWNED_PROVIDER, "region": item.place or "", "city": "",
             "country": country, "mode": "on_prem", "host_id": host, "accelerator_id": acc,
@@ -192,6 +192,13 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
         if gone:
             lines.append({"what": "old prices", "reason": f"--max-price-age-days {max_price_age_days} drops {gone} "
                           f"offers priced more than {max_price_age_days} days ago"})
+    lines += _owned_left_out(offers, keep, [(mode_ok, "its mode is not in deployment.allowed"),
+                                            (provider_ok, "deployment.exclude_providers names it"),
+                                            (place_ok, "its place is outside placement.regions/countries"),
+                                            (hardware_ok, "the hardware filters (hardware:) leave it out"),
+                                            (billing_ok, "deployment.billing: pay_per_use keeps purchases out"),
+                                            (edge_ok, "edge devices serve only inference.mode: edge"),
+                                            *[(m, f"it is among the offers that {why}") for m, why in later]])
     said = {line["what"] for line in lines}
     for family, rows in offers.groupby("family", sort=True):
         idx = rows.index.to_numpy()
@@ -202,6 +209,19 @@ def filter_offers(catalog, workload, allowed_kinds: tuple[str, ...], regions: tu
                                                                regions, countries,
                                                                [(m[idx], why) for m, why in later])})
     return OfferFilter(offers[keep].reset_index(drop=True), lines)
+
+
+def _owned_left_out(offers: pd.DataFrame, keep: np.ndarray,
+                    masks: list[tuple[np.ndarray, str]]) -> list[dict[str, str]]:
+    """One Excluded line per ``deployment.owned`` server a filter drops, naming the filter: hardware the
+    team already has is never left out silently."""
+    owned = (offers["provider"] == OWNED_PROVIDER).to_numpy()
+    out = []
+    for i in np.flatnonzero(owned & ~keep):
+        why = next((text for mask, text in masks if not mask[i]), "a filter leaves it out")
+        out.append({"what": "owned hardware", "reason": f"{offers['notes'].iloc[i]} at "
+                    f"{offers['region'].iloc[i] or 'the on-prem site'}: not planned, {why}"})
+    return out
 
 
 def pay_per_use_mask(offers: pd.DataFrame, workload, eligible: np.ndarray) -> tuple[np.ndarray, list[dict[str, str]]]:

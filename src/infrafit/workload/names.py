@@ -131,10 +131,14 @@ def _known(catalog: Any) -> dict[str, Any]:
             regions.setdefault(slug(region), set()).update(known_country)
     offer_regions = {slug(r) for r in offers["region"] if isinstance(r, str) and r}
     cities = {slug(c) for c in offers["city"] if isinstance(c, str) and c}
+    city_countries: dict[str, set[str]] = {}
+    for city, country in zip(offers["city"], offers["country"], strict=True):
+        if isinstance(city, str) and city and isinstance(country, str) and country:
+            city_countries.setdefault(slug(city), set()).add(str(country))
     countries = {str(c) for c in offers["country"] if isinstance(c, str) and c}
     providers = {provider_key(p): str(p) for p in offers["provider"]}
     return {"regions": regions, "offer_regions": offer_regions, "cities": cities, "countries": countries,
-            "providers": providers}
+            "providers": providers, "city_countries": city_countries}
 
 
 def _region_problems(path: tuple[str, ...], names: tuple[str, ...], known: dict[str, Any],
@@ -175,6 +179,7 @@ def name_problems(workload: Workload, catalog: Any) -> list[Triple]:
                         "or a two-letter country code"))
     out += _hardware_problems(workload, catalog)
     out += _owned_problems(workload, catalog)
+    out += _owned_place_problems(workload, known)
     out += _current_problems(workload, catalog)
     for i, prov in enumerate(dep.exclude_providers):
         if provider_key(prov) not in known["providers"]:
@@ -198,6 +203,51 @@ def owned_host(catalog: Any, accelerator: str, count: int, host: str | None) -> 
     pick = (fits if not fits.empty else rows).assign(known_power=lambda f: f["power_w"].notna())
     pick = pick.sort_values(["known_power", "accelerator_count"], ascending=False)  # a build with its power first
     return str(pick["id"].iloc[0])
+
+
+def region_country(known: dict[str, Any], name: str) -> str:
+    """The country of a spec place name: a two-letter code is its own; a catalog region or a known city
+    gives the one country the catalog sells it in (``us-east-1`` -> US); empty when unknown or ambiguous."""
+    text = str(name or "").strip()
+    if len(text) == 2 and text.isupper():
+        return text
+    where = known["regions"].get(slug(text)) or known["city_countries"].get(slug(text), set())
+    return next(iter(where)) if len(where) == 1 else place_country(text)
+
+
+def owned_place_country(catalog: Any, name: str) -> str:
+    """:func:`region_country` against ``catalog`` (the country an owned server's ``place`` is in)."""
+    return region_country(_known(catalog), name)
+
+
+def _owned_place_problems(workload: Workload, known: dict[str, Any]) -> list[Triple]:
+    """An owned server's ``place`` must be a known region, city, country code or ``on-prem-<site>``, and
+    inside the spec's own placement: a server the residency rules keep out could never be planned."""
+    pl = workload.placement
+    out: list[Triple] = []
+    names = sorted(set(known["offer_regions"]) | known["cities"])
+    for i, item in enumerate(workload.deployment.owned):
+        place = item.place
+        if not place or place.startswith(ON_PREM_PREFIX):
+            continue
+        path = ("deployment", "owned", i, "place")
+        key = slug(place)
+        code = len(place) == 2 and place.isupper()
+        if not code and key not in known["regions"] and key not in known["cities"]:
+            out.append((path, f"{place!r} is not a known place{suggest(key, names)}",
+                        f"use a region of `infrafit catalog offers`, a city, a two-letter country code, or "
+                        f"{ON_PREM_PREFIX}-<site> for your own data centre"))
+            continue
+        country = region_country(known, place)
+        if pl.countries and country and country not in pl.countries:
+            out.append((path, f"{place!r} is in {country}, but placement.countries allows only "
+                              f"{', '.join(pl.countries)}: the plan could never use these servers",
+                        f"add {country} to placement.countries, or leave the owned servers out"))
+        elif pl.regions and key not in {slug(r) for r in pl.regions}:
+            out.append((path, f"{place!r} is not one of placement.regions ({', '.join(pl.regions)}): the plan "
+                              "could never use these servers",
+                        f"add {place!r} to placement.regions, or leave place out (the plan's on-prem site)"))
+    return out
 
 
 def _owned_problems(workload: Workload, catalog: Any) -> list[Triple]:
