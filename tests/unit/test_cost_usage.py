@@ -16,9 +16,8 @@ def test_profile_keeps_mean_and_peak_over_730_hours(profile, mean, peak):
     p = month_profile(mean, peak, profile)
     assert p.hours.sum() == pytest.approx(730.0)
     assert (p.load_rps * p.hours).sum() / 730.0 == pytest.approx(mean, rel=1e-6)
-    if peak is not None and profile != "flat":
-        max_ratio = 1.0 / np.mean(weekly_shape(profile) == weekly_shape(profile).max())
-        assert p.load_rps.max() == pytest.approx(min(peak, mean * max_ratio), rel=1e-4)
+    if peak is not None:  # the busiest hour is the peak, whatever the shape (a flat one gets a peak hour a day)
+        assert p.load_rps.max() == pytest.approx(peak, rel=1e-4)
     assert p.peak_rps >= (peak or 0.0)
     assert np.all(p.load_rps >= 0)
 
@@ -52,6 +51,24 @@ def test_every_mode_is_sized_for_the_load_with_the_same_headroom():
     # no headroom: the bare load
     bare = inference_demand(p, cap, growth_factors(0.0, 1), headroom_fraction=0.0)
     assert bare.needed_replica_hours[0].tolist() == pytest.approx([3 * 730, 1 * 730, 1 * 730])
+
+
+def test_a_peak_on_a_flat_profile_is_paid_by_elastic_capacity_too():
+    """A declared peak the shape cannot express (flat) is the busiest hour of each day: 30.4 h a month
+    at the peak, the other hours at the rest of the mean. Before, the flat month never reached the
+    peak, so elastic modes paid the mean all month (one replica for SDXL at 0.5 req/s mean, 2 at peak)
+    while fixed modes were sized for the peak: the ranking came from the sizing rule, not the price."""
+    p = month_profile(0.5, 2.0, "flat")
+    assert (p.load_rps * p.hours).sum() / 730.0 == pytest.approx(0.5)
+    peak_hours = p.hours[np.isclose(p.load_rps, 2.0)].sum()
+    assert peak_hours == pytest.approx(730.0 / 24.0)  # one hour a day
+    d = inference_demand(p, np.array([0.73]), growth_factors(0.0, 1), headroom_fraction=0.2)
+    # peak hours: ceil(2 x 1.2 / 0.73) = 4 replicas, as the fixed fleet; other hours: ceil(0.435 x 1.2 / 0.73) = 1
+    assert d.fixed_replicas[0].tolist() == [4]
+    assert d.needed_replica_hours[0, 0] == pytest.approx(4 * peak_hours + 1 * (730.0 - peak_hours))
+    # a peak the mean cannot carry even with every other hour idle (above 24 x mean) stays aside, as before
+    aside = month_profile(1.0, 30.0, "flat")
+    assert aside.load_rps.max() == pytest.approx(1.0) and aside.peak_rps == pytest.approx(30.0)
 
 
 def test_growth_steps_up_fixed_fleet_and_reports_when_capacity_runs_out():

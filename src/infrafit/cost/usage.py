@@ -9,8 +9,9 @@ capacity plan then works on arrays of shape (months, bins, candidates) and stays
 Traffic mapping: ``requests_per_s`` is the mean over the active hours and ``peak_requests_per_s``
 the busiest hour. The profile's shape ``s`` (24 factors, max 1) is raised to the power g that makes
 both hold: ``load_h = mean x s_h^g / mean(s^g)`` (``shape_to_load``). Without a peak the shape is
-only rescaled to the mean. A flat shape cannot express a peak; the declared peak is then kept
-separately and fixed capacity is still sized for it.
+only rescaled to the mean. A shape too flat for the peak (``flat``) gets the peak in its busiest hour
+of each day, the other hours scaled so the mean holds: elastic capacity then pays for the peak hours
+that fixed capacity is sized for.
 """
 
 from __future__ import annotations
@@ -73,8 +74,7 @@ def shape_to_load(shape: np.ndarray, mean_rps: float, peak_rps: float | None) ->
     The exponent g >= 0 is found by bisection so that max/mean equals peak/mean (max(s^g)/mean(s^g)
     rises monotonically with g from 1 at g = 0). Both the mean and the peak then hold exactly and no
     hour goes negative. A shape cannot be peakier than 1 / (share of hours at its maximum); beyond
-    that (and for a flat shape) the profile keeps its steepest form and the declared peak is kept
-    aside for sizing fixed capacity (``LoadProfile.declared_peak_rps``).
+    that (and for a flat shape) one hour a day carries the peak (``_with_peak_hours``).
     """
     shape = shape / shape.max()
     if peak_rps is None or mean_rps <= 0 or peak_rps <= mean_rps:
@@ -86,7 +86,27 @@ def shape_to_load(shape: np.ndarray, mean_rps: float, peak_rps: float | None) ->
         ratio = 1.0 / np.mean(np.where(shape > 0, shape, 0.0) ** mid)
         lo, hi = (mid, hi) if ratio < target else (lo, mid)
     powered = np.where(shape > 0, shape, 0.0) ** lo
-    return mean_rps * powered / powered.mean()
+    load = mean_rps * powered / powered.mean()
+    if load.max() < peak_rps * (1.0 - 1e-6):
+        return _with_peak_hours(load, mean_rps, peak_rps)
+    return load
+
+
+def _with_peak_hours(load: np.ndarray, mean_rps: float, peak_rps: float) -> np.ndarray:
+    """A shape too flat for the declared peak (``flat``, or a peak beyond ``1 / share of hours at the
+    maximum``): the busiest hour of each day that reaches the shape's maximum carries the peak, and the
+    other hours keep their shape, scaled down so the mean still holds. The peak is then a real hour of
+    the month, which elastic capacity pays for like fixed capacity is sized for it. A peak above what the
+    mean allows in those hours (every other hour at 0) is kept aside as before (``declared_peak_rps``)."""
+    days = load.reshape(-1, int(HOURS_PER_DAY))
+    busiest = days.max(axis=1) >= load.max() * (1.0 - 1e-9)
+    peak = np.zeros(days.shape, bool)
+    peak[np.flatnonzero(busiest), np.argmax(days[busiest], axis=1)] = True
+    peak = peak.ravel()
+    rest = mean_rps * load.size - peak_rps * peak.sum()
+    if rest < 0 or load[~peak].sum() <= 0:
+        return load
+    return np.where(peak, peak_rps, load * rest / load[~peak].sum())
 
 
 @dataclass(frozen=True)
