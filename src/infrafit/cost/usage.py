@@ -100,9 +100,9 @@ def _with_peak_hours(load: np.ndarray, mean_rps: float, peak_rps: float) -> np.n
     mean allows in those hours (every other hour at 0) is kept aside as before (``declared_peak_rps``)."""
     days = load.reshape(-1, int(HOURS_PER_DAY))
     busiest = days.max(axis=1) >= load.max() * (1.0 - 1e-9)
-    peak = np.zeros(days.shape, bool)
-    peak[np.flatnonzero(busiest), np.argmax(days[busiest], axis=1)] = True
-    peak = peak.ravel()
+    by_day = np.zeros(days.shape, bool)
+    by_day[np.flatnonzero(busiest), np.argmax(days[busiest], axis=1)] = True
+    peak = by_day.ravel()
     rest = mean_rps * load.size - peak_rps * peak.sum()
     if rest < 0 or load[~peak].sum() <= 0:
         return load
