@@ -81,7 +81,7 @@ def test_bad_owned_entries_exit_2(tmp_path, capsys, owned, allowed, expect):
     assert expect in err and "To fix" in err
 
 
-@pytest.mark.parametrize("place", ["us-east-1", "virginia", "ashburn", "US"])
+@pytest.mark.parametrize("place", ["us-east-1", "virginia", "ashburn", "US", "on-prem-dc1"])
 def test_owned_servers_at_a_cloud_region_or_city_are_placed_in_its_country(tmp_path, place):
     """A ``place`` that is a catalog region or an offer's city is in that region's country (us-east-1 -> US).
     Before, only the places table was asked, so ``us-east-1`` had no country, the US residency rule dropped
@@ -89,6 +89,16 @@ def test_owned_servers_at_a_cloud_region_or_city_are_placed_in_its_country(tmp_p
     d = _plan(tmp_path, owned=f"[{{accelerator: h100, count: 16, place: {place}}}]")
     top = d["options"][0]
     assert top["provider"] == "owned" and top["region"] == place
+    assert top["country"] == "US"  # on-prem-dc1, the team's own site, is in the spec's country
+
+
+def test_an_owned_site_outside_placement_regions_exits_2(tmp_path, capsys):
+    spec = tmp_path / "owned.yaml"
+    text = SPEC.format(rps=10, owned="[{accelerator: h100, count: 8, place: on-prem-dc1}]", allowed="[cloud, on_prem]")
+    spec.write_text(text.replace("placement: {countries: [US]}", "placement: {regions: [us-east-1]}"))
+    assert main(["check", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "'on-prem-dc1' is not one of placement.regions" in err and "To fix" in err
 
 
 def test_owned_servers_a_filter_drops_are_named_in_excluded(tmp_path):

@@ -130,7 +130,9 @@ def owned_offers(catalog, workload, today: date) -> pd.DataFrame:
         acc = names[item.accelerator.lower()]
         host = owned_host(catalog, acc, item.count, item.host)
         per = int(hosts.at[host, "accelerator_count"])
-        country = owned_place_country(catalog, item.place) if item.place else ""
+        own_site = not item.place or item.place.startswith("on-prem")  # the team's site: in the spec's country
+        countries = workload.placement.countries
+        country = (countries[0] if countries else "") if own_site else owned_place_country(catalog, item.place)
         rows.append({
             "id": f"owned_{i}_{acc}", "provider": OWNED_PROVIDER, "region": item.place or "", "city": "",
             "country": country, "mode": "on_prem", "host_id": host, "accelerator_id": acc,

@@ -228,10 +228,16 @@ def _owned_place_problems(workload: Workload, known: dict[str, Any]) -> list[Tri
     names = sorted(set(known["offer_regions"]) | known["cities"])
     for i, item in enumerate(workload.deployment.owned):
         place = item.place
-        if not place or place.startswith(ON_PREM_PREFIX):
+        if not place:
             continue
         path = ("deployment", "owned", i, "place")
         key = slug(place)
+        if place.startswith(ON_PREM_PREFIX):  # the team's own site: in the spec's country, but a region by name
+            if pl.regions and key not in {slug(r) for r in pl.regions}:
+                out.append((path, f"{place!r} is not one of placement.regions ({', '.join(pl.regions)}): the plan "
+                                  "could never use these servers",
+                            f"add {place!r} to placement.regions, or leave place out (the plan's on-prem site)"))
+            continue
         code = len(place) == 2 and place.isupper()
         if not code and key not in known["regions"] and key not in known["cities"]:
             out.append((path, f"{place!r} is not a known place{suggest(key, names)}",
