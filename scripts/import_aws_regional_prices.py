@@ -1,5 +1,6 @@
-"""One-shot import (2026-12-03) of AWS GPU prices for a region the SkyPilot catalog does not carry
-(sa-east-1, Sao Paulo), plus 1-yr reserved rates, from a per-family extract of instances.vantage.sh data.
+"""Import (2026-12-03, widened 2026-12-06) of AWS GPU prices for the regions the SkyPilot catalog does not
+carry or carries thinly (``REGIONS``), plus 1-yr reserved rates, from a per-family extract of
+instances.vantage.sh data.
 
 Source: ``github:tsaol/aws-gpu`` ``data/<family>_instances.js`` @7412fd2 (generated 2026-01-21 from
 instances.vantage.sh, which reads the AWS Price List API): per instance type its vCPUs, memory, storage and
@@ -32,7 +33,13 @@ COMMIT = "7412fd256c5eda04a70a17742a68e8e44824b2cb"
 INSTANCES = ("g4dn.xlarge", "g5.xlarge", "g5.12xlarge", "g5.16xlarge", "g6.xlarge", "g6.12xlarge", "p4d.24xlarge",
              "p5.4xlarge", "p5.48xlarge")
 NEW_HOSTS = {"g5.xlarge": "nvidia_a10g"}
-REGIONS = {"sa-east-1": ("Sao Paulo", "BR"), "us-east-1": ("Ashburn", "US")}
+#: The regions imported (2026-12-03: sa-east-1, the one the SkyPilot catalog lacks, and us-east-1 for its 1-yr
+#: rows; 2026-12-06: the residency markets where the catalog had no or only one AWS GPU box: Ireland, the
+#: UK, France, Sweden, Germany, Canada, India, Australia, Japan, Korea, Singapore and the other US regions).
+#: City and country from cloud_regions.csv (AWS's region list).
+REGIONS = ("sa-east-1", "us-east-1", "us-east-2", "us-west-2", "ca-central-1", "eu-central-1", "eu-west-1", "eu-west-2",
+           "eu-west-3", "eu-north-1", "ap-northeast-1", "ap-northeast-2", "ap-south-1", "ap-southeast-1",
+           "ap-southeast-2")
 RETRIEVED_ON = "2026-01-21"
 SOURCE = ("github:tsaol/aws-gpu data/{fam}_instances.js @7412fd2 (auto-generated 2026-01-21 from "
           "instances.vantage.sh, which reads the AWS Price List API)")
@@ -68,8 +75,14 @@ def host_row(item: dict, accelerator: str) -> dict[str, str]:
             "retrieved_on": RETRIEVED_ON}
 
 
+def region_places() -> dict[str, tuple[str, str]]:
+    """AWS region code -> (city, country) from the catalog's region table."""
+    with (DATA_DIR / "cloud_regions.csv").open(newline="") as fh:
+        return {r["region"]: (r["city"], r["country"]) for r in csv.DictReader(fh) if r["provider"] == "AWS"}
+
+
 def offer_row(offer_id: str, host: dict, region: str, mode: str, price: float, note: str) -> dict[str, str]:
-    city, country = REGIONS[region]
+    city, country = region_places()[region]
     return {"id": offer_id, "provider": "AWS", "region": region, "city": city, "country": country, "mode": mode,
             "host_id": host["id"], "accelerator_id": host["accelerator_id"],
             "accelerator_count": str(host["accelerator_count"]), "usd_per_hour": f"{price:g}", "usd_per_month": "",
@@ -92,6 +105,10 @@ def main(git_dir: str) -> int:
         if o["region"] == "us-east-1" and o["mode"] == "cloud_on_demand" and name in data:
             listed = data[name]["pricing"]["us-east-1"]["onDemand"]
             assert abs(float(o["usd_per_hour"]) - listed) < 0.005, (name, o["usd_per_hour"], listed)
+        elif o["mode"] == "cloud_on_demand" and name in data and o["region"] in data[name]["pricing"]:
+            listed = data[name]["pricing"][o["region"]]["onDemand"]
+            if abs(float(o["usd_per_hour"]) - listed) >= 0.005:  # reported; older rows are re-priced below
+                print(f"differs: {o['id']} {o['usd_per_hour']} ({o['retrieved_on']}) vs {listed} in the source")
     shipped = {(o["host_id"], o["region"], o["mode"]): o for o in offers}
     rows = []
     for name in INSTANCES:
@@ -109,10 +126,10 @@ def main(git_dir: str) -> int:
                     stamp = RETRIEVED_ON.replace("-", "")
                     rows.append(offer_row(slug_id(host["id"], region, mode, stamp), host, region, mode, price, note))
                 elif old["retrieved_on"] < RETRIEVED_ON and abs(float(old["usd_per_hour"]) - price) >= 0.005:
-                    # older than the source and priced otherwise (the p4d 1-yr row predates AWS's June 2025
-                    # P4/P5 price cut); rows the source confirms keep their own source
-                    note += (f"; re-priced from ${float(old['usd_per_hour']):.2f}/h listed {old['retrieved_on']}, "
-                             "before AWS's June 2025 P4/P5 price cut")
+                    # older than the source and priced otherwise (the us-east-1 p4d 1-yr row predates AWS's
+                    # June 2025 P4/P5 price cut); rows the source confirms keep their own source
+                    cut = " (before AWS's June 2025 P4/P5 price cut)" if old["retrieved_on"] < "2025-06" else ""
+                    note += f"; re-priced from ${float(old['usd_per_hour']):.2f}/h listed {old['retrieved_on']}{cut}"
                     rows.append(offer_row(old["id"], host, region, mode, price, note))
     print("hosts replaced/added", merge_into_csv(DATA_DIR / "hosts.csv", HOSTS.names, new_hosts))
     print("offers replaced/added", merge_into_csv(DATA_DIR / "offers.csv", OFFERS.names, rows))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from infrafit.catalog import load_catalog
 
@@ -128,3 +129,21 @@ def test_south_america_has_sourced_gpu_rentals_of_several_sizes():
     both = br[br["mode"] == "cloud_on_demand"].merge(us, on="host_id", suffixes=("_br", "_us"))
     assert len(both) >= 5
     assert ((both["usd_per_hour_br"] / both["usd_per_hour_us"]).between(1.3, 2.0)).all()
+
+
+@pytest.mark.parametrize("country", ["GB", "IE", "FR", "SE", "DE", "CA", "IN", "AU", "JP", "KR", "SG"])
+def test_each_big_residency_market_rents_small_and_large_gpu_boxes_on_demand_and_reserved(country):
+    """A residency-bound plan (UK GDPR, Ireland, India's DPDP, Australia...) must find a 1-GPU box for a small
+    model, not only an 8x H100 server: before 2026-12-06 the UK's only GPU offer in the catalog was AWS
+    p5.48xlarge, so an 8B internal tool in London was planned on eight H100s for $207k a year. AWS lists
+    g4dn/g5/g6 (1 and 4-8 GPUs) in these regions at its own regional price, on demand and 1-yr reserved."""
+    offers = _offers()
+    here = offers[(offers["country"] == country) & offers["family"].str.startswith("NVIDIA")
+                  & (offers["availability"] == "verified")]
+    assert {"cloud_on_demand", "cloud_reserved_1y"} <= set(here["mode"])
+    on_demand = here[here["mode"] == "cloud_on_demand"]
+    assert 1 in set(on_demand["accelerator_count"]) and on_demand["accelerator_count"].max() >= 4
+    # a regional list price is at or above Virginia's for the same instance (AWS prices no region below it)
+    us = offers[(offers["region"] == "us-east-1") & (offers["mode"] == "cloud_on_demand")]
+    both = on_demand.merge(us, on="host_id", suffixes=("_here", "_us"))
+    assert len(both) >= 2 and ((both["usd_per_hour_here"] / both["usd_per_hour_us"]).between(0.999, 2.0)).all()

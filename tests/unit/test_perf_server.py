@@ -59,3 +59,25 @@ def test_more_cores_never_makes_cpu_the_bottleneck_where_it_was_not(rate, cores,
     after = size_server(d, None, None, 8, host=HostSpec(cpu_cores=cores + extra)).bottleneck
     if before != "host_cpu":
         assert after != "host_cpu"
+
+
+def test_a_bf16_8b_model_serves_from_a_16_gib_box_as_aws_deploys_it():
+    """AWS FMBench serves bf16 Llama-3.1-8B-Instruct (16 GB of weights) on one g5.xlarge (16 GiB RAM): a
+    serving engine streams the weights shard by shard from memory-mapped files, so the box needs the OS and
+    one serving process plus about one 5 GB shard, not a training box's 32 GB base plus every weight.
+    Before, every 1-GPU cloud box was labelled host_ram-bound (42 GB 'needed' of 17 GB)."""
+    g5_xlarge = HostSpec(cpu_cores=4, ram_bytes=16 * 2**30)
+    d = HostDemand(task="inference", items_per_s=2.0, item_kind="text_tokenize", tokens_per_item=1500.0,
+                   model_weight_bytes=16.06e9, accelerators=1)
+    s = size_server(d, None, None, 1, host=g5_xlarge)
+    prof = load_server_profile()
+    assert s.ram_bytes == pytest.approx(prof["host_base_ram_bytes:inference"] + prof["weight_shard_bytes"]
+                                        + 2 * prof["pinned_buffer_bytes"])
+    assert s.ram_bytes < g5_xlarge.ram_bytes and s.bottleneck == "accelerator"
+    # a box with less RAM than one serving process and a shard is still RAM-bound, and says so
+    tiny = size_server(d, None, None, 1, host=HostSpec(cpu_cores=4, ram_bytes=8e9))
+    assert tiny.bottleneck == "host_ram" and "weights staged 5.0 GB" in tiny.reasons[0]
+    # training still stages every weight on top of its base (optimizer and checkpoint buffers)
+    t = size_server(HostDemand(task="training", model_weight_bytes=16.06e9, accelerators=1), None, None, 1,
+                    host=g5_xlarge)
+    assert t.ram_bytes == pytest.approx(prof["host_base_ram_bytes"] + 16.06e9 + 2 * prof["pinned_buffer_bytes"])

@@ -148,7 +148,12 @@ def needs(demand: HostDemand, rate: float, accelerator: Any, count: int, prof: d
     run_cores = count * _p(prof, "runtime_cores_per_accelerator")
     pinned = count * 2.0 * _p(prof, "pinned_buffer_bytes")
     cache = demand.dataset_bytes if demand.dataset_location == "memory" else 0.0
-    ram = _p(prof, "host_base_ram_bytes") + demand.model_weight_bytes + pinned + cache
+    if demand.task == "inference":  # weights stream to the accelerators shard by shard (mmap'ed safetensors)
+        staged = min(demand.model_weight_bytes, _p(prof, "weight_shard_bytes", demand.model_weight_bytes))
+        ram = _p(prof, "host_base_ram_bytes:inference", _p(prof, "host_base_ram_bytes")) + staged + pinned + cache
+    else:
+        staged = demand.model_weight_bytes
+        ram = _p(prof, "host_base_ram_bytes") + staged + pinned + cache
     nvme = demand.model_weight_bytes + 2.0 * demand.checkpoint_bytes + (
         demand.dataset_bytes if demand.dataset_location == "local_nvme" else 0.0)
     read = rate * demand.input_bytes_per_item if (demand.task != "inference" or not demand.serving_over_network) \
@@ -160,7 +165,7 @@ def needs(demand: HostDemand, rate: float, accelerator: Any, count: int, prof: d
     grad = 2.0 * (n - 1) / n * demand.gradient_bytes_per_step / demand.step_time_s \
         if n > 1 and demand.step_time_s > 0 else 0.0
     return {"cpu": (item_cores + tok_cores + run_cores, item_cores, tok_cores, run_cores), "ram": ram, "nvme": nvme,
-            "read": read, "write": write, "network": serve + grad, "serve": serve, "grad": grad}
+            "staged": staged, "read": read, "write": write, "network": serve + grad, "serve": serve, "grad": grad}
 
 
 def size_server(demand: HostDemand, estimate_like: Any = None, accelerator: Any = None, count: int | None = None,
@@ -200,7 +205,7 @@ def _checks(need: dict, box: HostSpec, read_bw: float, write_bw: float, rate: fl
          f"host CPU: {cores:,.0f} cores needed at {rate:,.0f} items/s ({', '.join(drivers)}); {what} "
          f"{box.cpu_cores:,.0f}"),
         (need["ram"] / max(box.ram_bytes or 1e-9, 1e-9), "host_ram",
-         f"host RAM: {fmt_bytes(need['ram'])} needed (weights staged {fmt_bytes(demand.model_weight_bytes)}); "
+         f"host RAM: {fmt_bytes(need['ram'])} needed (weights staged {fmt_bytes(need['staged'])}); "
          f"{what} {fmt_bytes(box.ram_bytes or 0)}"),
         (need["read"] / max(read_bw, 1e-9), "storage_read",
          f"storage read: {need['read'] / GB:,.2f} GB/s for the input pipeline from {demand.dataset_location}; "
