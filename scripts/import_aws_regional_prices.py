@@ -30,9 +30,10 @@ from infrafit.units import GB, GBIT, GiB
 
 COMMIT = "7412fd256c5eda04a70a17742a68e8e44824b2cb"
 #: The instance types imported: the hosts the catalog has, and g5.xlarge (the smallest A10G box), new.
-INSTANCES = ("g4dn.xlarge", "g5.xlarge", "g5.12xlarge", "g5.16xlarge", "g6.xlarge", "g6.12xlarge", "p4d.24xlarge",
-             "p5.4xlarge", "p5.48xlarge")
-NEW_HOSTS = {"g5.xlarge": "nvidia_a10g"}
+INSTANCES = ("g4dn.xlarge", "g5.xlarge", "g5.12xlarge", "g5.16xlarge", "g6.xlarge", "g6.12xlarge", "g6e.xlarge",
+             "g6e.12xlarge", "p4d.24xlarge", "p5.4xlarge", "p5.48xlarge")
+#: 2026-12-06: g6e.xlarge (one 48 GB L40S, the smallest box a 14-32B model fits on in one GPU) added.
+NEW_HOSTS = {"g5.xlarge": "nvidia_a10g", "g6e.xlarge": "nvidia_l40s"}
 #: The regions imported (2026-12-03: sa-east-1, the one the SkyPilot catalog lacks, and us-east-1 for its 1-yr
 #: rows; 2026-12-06: the residency markets where the catalog had no or only one AWS GPU box: Ireland, the
 #: UK, France, Sweden, Germany, Canada, India, Australia, Japan, Korea, Singapore and the other US regions).
