@@ -36,11 +36,13 @@ INSTANCES = ("g4dn.xlarge", "g5.xlarge", "g5.12xlarge", "g5.16xlarge", "g6.xlarg
 NEW_HOSTS = {"g5.xlarge": "nvidia_a10g", "g6e.xlarge": "nvidia_l40s"}
 #: The regions imported (2026-12-03: sa-east-1, the one the SkyPilot catalog lacks, and us-east-1 for its 1-yr
 #: rows; 2026-12-06: the residency markets where the catalog had no or only one AWS GPU box: Ireland, the
-#: UK, France, Sweden, Germany, Canada, India, Australia, Japan, Korea, Singapore and the other US regions).
+#: UK, France, Sweden, Germany, Canada, India, Australia, Japan, Korea, Singapore, the other US regions, Spain,
+#: the UAE, Indonesia, Hong Kong, Osaka and Melbourne).
 #: City and country from cloud_regions.csv (AWS's region list).
 REGIONS = ("sa-east-1", "us-east-1", "us-east-2", "us-west-2", "ca-central-1", "eu-central-1", "eu-west-1", "eu-west-2",
            "eu-west-3", "eu-north-1", "ap-northeast-1", "ap-northeast-2", "ap-south-1", "ap-southeast-1",
-           "ap-southeast-2")
+           "ap-southeast-2", "eu-south-2", "me-central-1", "ap-southeast-3", "ap-east-1", "ap-northeast-3",
+           "ap-southeast-4")
 RETRIEVED_ON = "2026-01-21"
 SOURCE = ("github:tsaol/aws-gpu data/{fam}_instances.js @7412fd2 (auto-generated 2026-01-21 from "
           "instances.vantage.sh, which reads the AWS Price List API)")
