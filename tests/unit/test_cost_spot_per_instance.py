@@ -55,6 +55,18 @@ def test_a_multi_host_tpu_slice_is_one_interruption_unit():
         assert by_host["aws_p5_48xlarge"] == 16.0
 
 
+def test_the_risk_line_counts_interruptions_as_the_cost_does():
+    """A multi-host TPU slice is priced as one interruption unit; its risk line said 'a synchronous job over
+    32 instances stops about 32 times a day' while the cost charged one a day (d02: an 8B run on 32 v5p
+    hosts). It now says the slice is reclaimed as one unit, and a GPU job keeps its per-instance count."""
+    slice_risks = mode_risks("cloud_spot", {"replicas": [1.0]}, 0, 1, 1 / 24, False, instances=32.0,
+                             preempted_units=1.0)
+    line = next(r for r in slice_risks if r.startswith("spot interruption"))
+    assert "stops about" not in line and "32 hosts form one slice, reclaimed as one unit" in line
+    gpu = mode_risks("cloud_spot", {"replicas": [1.0]}, 0, 1, 1 / 24, False, instances=4.0, preempted_units=4.0)
+    assert any("stops about 4.0 times a day" in r for r in gpu)
+
+
 def test_large_spot_allocations_carry_a_capacity_risk():
     risks = mode_risks("cloud_spot", {"replicas": [2.0]}, 0, 12, 1 / 24, False, instances=8.0)
     assert any(r.startswith("spot capacity: 16 spot instances") for r in risks)

@@ -169,17 +169,21 @@ def _rate(per_day: float) -> str:
 
 def mode_risks(mode: str, cost_json: dict, term_months: float, horizon: int, interruptions_per_hour: float,
                realtime: bool, instances: float = 1.0, rate_source: str = "",
-               block_end_margin_h: float = 0.0, lead_months: float = 0.0) -> list[str]:
+               block_end_margin_h: float = 0.0, lead_months: float = 0.0,
+               preempted_units: float | None = None) -> list[str]:
     """Risk lines of the deployment mode. ``rate_source``: where a published spot rate comes from
     ("" = the assumed default); ``block_end_margin_h``: the paid end of a prepaid block the instances
     cannot run (cost_billing.csv ``end_margin_s``); ``lead_months``: a purchase's order to delivery
-    (cost_lead_time.csv)."""
+    (cost_lead_time.csv); ``preempted_units``: what is reclaimed independently, as the cost prices it
+    (``instances``, or 1 for a multi-host TPU slice, preempted as one unit)."""
     out = []
     if mode == "cloud_spot":
+        units = instances if preempted_units is None else preempted_units
         extra = "; realtime serving keeps an on-demand fallback (priced)" if realtime else ""
-        per_day = interruptions_per_hour * HOURS_PER_DAY * instances
+        per_day = interruptions_per_hour * HOURS_PER_DAY * units
         per_job = "" if realtime or instances <= 1 else (
-            f"; a synchronous job over {instances:.0f} instances stops about {_rate(per_day)} times a day (priced)")
+            f"; a synchronous job over {instances:.0f} instances stops about {_rate(per_day)} times a day (priced)"
+            if units > 1 else f"; its {instances:.0f} hosts form one slice, reclaimed as one unit (priced so)")
         how = f"({rate_source})" if rate_source else "assumed"
         out.append(f"spot interruption: about {_rate(interruptions_per_hour * HOURS_PER_DAY)} per instance per day "
                    f"{how}, each losing work since the last checkpoint{extra}{per_job}")

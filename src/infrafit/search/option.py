@@ -219,7 +219,8 @@ def option_json(part, i: int, ctx: dict) -> dict:
                            part.task == "serve" and workload.inference.mode in ("realtime", "mixed", "edge"),
                            instances=float(row["instances_per_replica"]), rate_source=rate_source,
                            block_end_margin_h=float(part.arrays.billing_end_margin_h[i]),
-                           lead_months=float(part.arrays.lead_months[i]))
+                           lead_months=float(part.arrays.lead_months[i]),
+                           preempted_units=float(part.arrays.instances[i]))
     server = _server(catalog, row)
     if int(row["instances_per_replica"]) > 1 and server.get("network_bytes_per_s") is None:
         acc = catalog.accelerator(str(row["accelerator_id"]))
