@@ -62,6 +62,10 @@ def test_the_plan_holds_more_replicas_and_says_why():
     assert top_ha["cost"]["tco_usd"] > top["cost"]["tco_usd"]
     assert any(w.startswith("availability: spread over 2 zones") for w in top_ha["why"])
     assert not any(w.startswith("availability") for w in top["why"])
+    # the spread is priced but the catalog lists no zones per region: the option says so, without zones it does not
+    assert any(r.startswith("zones: the spread over 2 zones is priced but not checked") and top_ha["provider"] in r
+               for r in top_ha["risks"])
+    assert not any(r.startswith("zones:") for r in top["risks"])
 
 
 def test_availability_is_refused_for_batch_and_training():

@@ -221,6 +221,11 @@ def option_json(part, i: int, ctx: dict) -> dict:
                            block_end_margin_h=float(part.arrays.billing_end_margin_h[i]),
                            lead_months=float(part.arrays.lead_months[i]),
                            preempted_units=float(part.arrays.instances[i]))
+    zones = int(workload.availability.zones)
+    if zones > 1:  # the catalog lists no zones per region (docs/workload-spec.md, availability)
+        risks.append(f"zones: the spread over {zones} zones is priced but not checked: the catalog does not list "
+                     f"{row['provider']}'s zones in {row['region'] or 'this location'}; confirm {zones} zones (or "
+                     "sites) there, a marketplace listing or a single neocloud site may have one")
     server = _server(catalog, row)
     if int(row["instances_per_replica"]) > 1 and server.get("network_bytes_per_s") is None:
         acc = catalog.accelerator(str(row["accelerator_id"]))
