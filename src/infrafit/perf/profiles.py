@@ -168,6 +168,7 @@ class Profiles:
     def __init__(self, rows: tuple[ProfileRow, ...]) -> None:
         self.rows = rows
         self._cache: dict[tuple[str, ...], ProfileRow] = {}
+        self._index: dict[tuple[str, ...], int] = {}
 
     def row(self, generation: str, stack: str, precision: str, phase: str, op_class: str) -> ProfileRow:
         key = (generation, stack, precision, phase, op_class)
@@ -195,8 +196,12 @@ class Profiles:
 
     def index(self, generation: str, stack: str, precision: str, phase: str, op_class: str) -> int:
         """Position in ``rows`` of the row a lookup picks (the fitting script varies these values)."""
-        target = self.row(generation, stack, precision, phase, op_class)
-        return next(i for i, r in enumerate(self.rows) if r is target)
+        key = (generation, stack, precision, phase, op_class)
+        hit = self._index.get(key)
+        if hit is None:  # rows is a tuple fixed at construction, so the position of a key's row never changes
+            target = self.row(*key)
+            hit = self._index[key] = next(i for i, r in enumerate(self.rows) if r is target)
+        return hit
 
     def value(self, generation: str, stack: str, precision: str, phase: str, op_class: str) -> float:
         return self.row(generation, stack, precision, phase, op_class).value

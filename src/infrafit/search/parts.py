@@ -190,17 +190,19 @@ def _host_fabric(offers: pd.DataFrame, catalog) -> np.ndarray:
         return np.zeros(len(offers), bool)
     hosts = catalog.hosts
     by_id = hosts.set_index("id")
-    out = []
-    for h, a in zip(offers["host_id"], offers["accelerator_id"], strict=True):
+
+    def carries(h: str, a: str) -> bool:
         if not declared_fabric(hosts, h):
-            out.append(False)
-            continue
+            return False
         bytes_per_s = float(by_id.at[h, "network_bits_per_s"]) / units.BITS_PER_BYTE
         per_chip = bytes_per_s / float(by_id.at[h, "accelerator_count"])
         priced = catalog.accelerators[a].scaleout_bytes_per_s
         # equal rates pass (3,200 Gbit/s over 8 GPUs is exactly the 50 GB/s priced): float rounding only
-        out.append(bool(np.isfinite(per_chip) and np.isfinite(priced) and per_chip >= priced * (1 - 1e-9)))
-    return np.asarray(out, dtype=bool)
+        return bool(np.isfinite(per_chip) and np.isfinite(priced) and per_chip >= priced * (1 - 1e-9))
+
+    pairs = list(zip(offers["host_id"], offers["accelerator_id"], strict=True))
+    known = {pair: carries(*pair) for pair in set(pairs)}  # once per (host, chip), not per offer row
+    return np.asarray([known[pair] for pair in pairs], dtype=bool)
 
 
 def joins_instances(offers: pd.DataFrame, catalog) -> np.ndarray:
