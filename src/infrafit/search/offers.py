@@ -121,7 +121,7 @@ def owned_offers(catalog, workload, today: date) -> pd.DataFrame:
     """One on-prem offer per ``deployment.owned`` entry: the servers the team already has, with no
     purchase price (sunk: no depreciation, no resale, no support contract), so only power, colocation
     and operations are priced; ``owned_instances`` caps how many servers a plan may use."""
-    from infrafit.workload.names import accelerator_names, owned_host, owned_place_country
+    from infrafit.workload.names import ON_PREM_PREFIX, accelerator_names, owned_host, owned_place_country
 
     names = accelerator_names(catalog)
     hosts = catalog.hosts.set_index("id")
@@ -130,7 +130,7 @@ def owned_offers(catalog, workload, today: date) -> pd.DataFrame:
         acc = names[item.accelerator.lower()]
         host = owned_host(catalog, acc, item.count, item.host)
         per = int(hosts.at[host, "accelerator_count"])
-        own_site = not item.place or item.place.startswith("on-prem")  # the team's site: in the spec's country
+        own_site = not item.place or item.place.startswith(ON_PREM_PREFIX)  # the team's site: in the spec's country
         countries = workload.placement.countries
         country = (countries[0] if countries else "") if own_site else owned_place_country(catalog, item.place)
         rows.append({

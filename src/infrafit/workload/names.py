@@ -208,11 +208,8 @@ def owned_host(catalog: Any, accelerator: str, count: int, host: str | None) -> 
 def region_country(known: dict[str, Any], name: str) -> str:
     """The country of a spec place name: a two-letter code is its own; a catalog region or a known city
     gives the one country the catalog sells it in (``us-east-1`` -> US); empty when unknown or ambiguous."""
-    text = str(name or "").strip()
-    if len(text) == 2 and text.isupper():
-        return text
-    where = known["regions"].get(slug(text)) or known["city_countries"].get(slug(text), set())
-    return next(iter(where)) if len(where) == 1 else place_country(text)
+    where = known["regions"].get(slug(name)) or known["city_countries"].get(slug(name), set())
+    return next(iter(where)) if len(where) == 1 else place_country(name)  # a country code is its own
 
 
 def owned_place_country(catalog: Any, name: str) -> str:
