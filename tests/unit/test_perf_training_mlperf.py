@@ -3,6 +3,7 @@ cadence, the FLUX.1 MMDiT shape, and end-to-end time-to-train rows through ``per
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -123,3 +124,36 @@ def test_v50_and_v51_rows_at_the_same_batch_differ_by_the_rules(ctx: ValidateCon
     # v5.0 capped GBS at 9,216: a larger batch is skipped under v5.0 and predicted under v5.1
     preds, skipped = predict_rows([_round_row("v5.0", 18_432, "c"), _round_row("v5.1", 18_432, "d")], ctx)
     assert "d" in preds and "c" not in preds and "9216" in skipped[0]["reason"]
+
+
+def _shape_and_run(workload: str, acc: str, count: int, gbs: int, ctx: ValidateContext):
+    from infrafit.perf.training.profile import load_profile
+    from infrafit.perf.validate.training import _run, _shape_for
+
+    bench = benchmark_for_workload(f"mlperf-train/{workload}")
+    shape = _shape_for(bench.model, ctx)
+    run = _run(shape, ctx.catalog.accelerator(acc), _row(workload, acc, count, gbs), bench.seq_len, gbs,
+               bench.method, bench.lora_rank, load_profile(), fastest=True)
+    return bench, shape, run
+
+
+def test_lora_evaluates_173_sequences_at_a_forward_pass_each(ctx: ValidateContext) -> None:
+    """The LoRA eval set is the 173 validation sequences MLPerf pins; one evaluation costs whole sequences per
+    data-parallel rank (the busiest rank sets the time) at the forward pass's share of a LoRA training sample,
+    which is about 1/2 (the backward skips the frozen weights' gradients), not full training's 1/3."""
+    from infrafit.perf.validate.training import eval_cost_samples
+
+    bench, shape, run = _shape_and_run("llama2-70b-lora", "nvidia_h100_sxm", 1024, 128, ctx)
+    assert bench.eval_samples == 173.0
+    dp = run.layout.dp
+    assert dp > 1 and math.ceil(173 / dp) * dp > 173  # 173 does not split evenly: rounded up to whole sequences
+    seq = bench.seq_len
+    forward = 2.0 * shape.matmul_params_active() + shape.attention_flops_fwd_per_token(seq / 2.0)
+    share = forward / float(executed_flops_per_token(shape, seq, "lora", run.layout.recompute))
+    assert eval_cost_samples(shape, bench, run) == pytest.approx(math.ceil(173 / dp) * dp * share)
+    full = float(executed_flops_per_token(shape, seq, "full", "none"))
+    assert forward / full == pytest.approx(1.0 / 3.0)  # full training: forward 2N of 6N
+    assert 0.45 < share < 0.5  # LoRA: forward 2N of the 4N its backward keeps (selective recompute adds none)
+    # evaluation is on the clock: the same row with the eval set removed is faster
+    no_eval = dataclasses.replace(bench, eval_samples=0.0)
+    assert evaluations(no_eval, 11264.0, 128) == 0.0 and evaluations(bench, 11264.0, 128) == 11.0

@@ -9,6 +9,7 @@ searched, as a submitter would have. Nothing here reads a row's measured value.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -16,7 +17,7 @@ from infrafit.errors import InfrafitError
 from infrafit.perf.training.profile import TrainingProfile, load_profile, model_class_of
 from infrafit.perf.training.run import DEFAULT_TOKENS_PER_STEP, TrainRun, model_flops_per_sample, train_run
 from infrafit.perf.training.shape import TrainShape, from_model_arch
-from infrafit.perf.training.step import Chip, Constants, RawTerms, combine, raw_terms
+from infrafit.perf.training.step import Chip, Constants, RawTerms, combine, executed_flops_per_token, raw_terms
 from infrafit.perf.types import SkipRow
 from infrafit.perf.validate.mlperf_training import (
     PRESET_SHAPES,
@@ -99,11 +100,29 @@ def _plan_mlperf(bench: MlperfBenchmark, row: dict[str, str], ctx: Any, profile:
     # a time-to-train competition: with no precision stated, the submitter's fastest 8-bit format
     run = _run(shape, acc, row, bench.seq_len, gbs, bench.method, bench.lora_rank, profile, fastest=True)
     samples = samples_to_converge(bench, gbs)
-    # evaluation is forward only: one third of a training pass per sample (Kaplan et al. 2020).
-    eval_samples = evaluations(bench, samples, gbs) * bench.eval_samples / 3.0
+    eval_samples = evaluations(bench, samples, gbs) * eval_cost_samples(shape, bench, run)
     a = (samples + eval_samples) / gbs
     raw = _raw(shape, acc, run, bench.seq_len, gbs, bench.method, bench.lora_rank)
     return RowPlan("time", a, raw, str(acc.generation), model_class_of(shape.kind, bench.method))
+
+
+def eval_cost_samples(shape: TrainShape, bench: MlperfBenchmark, run: TrainRun) -> float:
+    """One evaluation's cost in training samples of the run: ``ceil(E / dp) x dp`` sequences (the
+    ``eval_samples`` split over the data-parallel ranks in whole sequences, so the busiest rank sets the
+    time: 173 sequences over 128 ranks take two sequence times, not 1.35) at a forward pass's share of
+    one training sample. That share is the forward FLOPs over the executed training FLOPs of the run's
+    own method and recomputation: 1/3 for full training (forward 2N of 6N; Kaplan et al. 2020), about
+    1/2 for LoRA, whose backward skips the frozen weights' gradients, lower with activation recomputation;
+    1/3 for non-transformer models, whose FLOPs are not counted per token."""
+    dp = max(int(run.layout.dp), 1)
+    sequences = math.ceil(bench.eval_samples / dp) * dp
+    if not shape.is_transformer:
+        return sequences / 3.0
+    seq = bench.seq_len
+    forward = 2.0 * shape.matmul_params_active() + shape.attention_flops_fwd_per_token(
+        seq / 2.0 if shape.kind == "decoder" else seq)
+    trained = float(executed_flops_per_token(shape, seq, bench.method, run.layout.recompute))
+    return sequences * forward / trained
 
 
 def _raw(shape: TrainShape, acc, run: TrainRun, seq_len: int, gbs: int, method: str, lora_rank: int) -> RawTerms:
