@@ -26,6 +26,9 @@ HYPERSTACK = ("Hyperstack GPU pricing page https://www.hyperstack.cloud/gpu-pric
               "@0fa0509ef79e8b096a7dd124750e4fc508c61fa0")
 QUBRID = ("github:api-evangelist/qubrid-ai plans/qubrid-ai-plans-pricing.yml @499bacac546b99631b21466acf428f39aaa97f0d "
           "(transcribed 2026-09-20 from https://qubrid.com/pricing)")
+RUNPOD = ("RunPod pricing page https://www.runpod.io/pricing as transcribed 2026-10-07 in github:api-evangelist/runpod "
+          "plans/runpod-plans-pricing.yml (seen via search excerpt only: the stored file is an older scaffold); the "
+          "page's prices ($3.49, $4.59, $6.79 an hour) are the catalog's Secure Cloud rows")
 EXOMEM = ('github:Artexis10/exomem docs/cloud-hardware-options.md ("Checked on 7 October 2026"), as gathered in '
           "the 2026 market reference (dedicated_servers.csv storage column)")
 
@@ -38,6 +41,10 @@ def _nvme(drives: int, drive_bytes: float) -> dict[str, float]:
 def _hyperstack(gpus: int, vcpus_per_gpu: int, ram_gb_per_gpu: int) -> dict[str, float]:
     """The 8-GPU flavour: the rate card's maximum CPUs and RAM per GPU times the GPUs (what the VM is given)."""
     return {"vcpu_count": gpus * vcpus_per_gpu, "ram_bytes": gpus * ram_gb_per_gpu * GB}
+
+
+def _pod(vcpus: int, ram_gb: int) -> dict[str, float]:
+    return {"vcpu_count": vcpus, "ram_bytes": ram_gb * GB}
 
 
 #: host id -> (facts, what the source says, source)
@@ -57,6 +64,9 @@ FACTS: dict[str, tuple[dict[str, float], str, str]] = {
     "qubrid_ai_8x_h200_141gb_sxm_bare_metal": (
         {"ram_bytes": 32 * 64 * GiB, **_nvme(8, 3.8 * TB)},
         "32 x 64 GB DDR5, 8 x 3.8 TB NVMe data drives (+ 2 x 960 GB M.2 boot); CPU not stated", QUBRID),
+    "runpod_secure_cloud_1x_h100_sxm": (_pod(20, 125), "Pods - H100 SXM: 125 GB RAM, 20 vCPUs", RUNPOD),
+    "runpod_secure_cloud_1x_h200": (_pod(24, 276), "Pods - H200: 276 GB RAM, 24 vCPUs", RUNPOD),
+    "runpod_secure_cloud_1x_b200": (_pod(28, 283), "Pods - B200: 283 GB RAM, 28 vCPUs", RUNPOD),
     "hetzner_gex45": (_nvme(2, 512 * GB), "2 x 512 GB NVMe", EXOMEM),
     "hetzner_gex63": (_nvme(2, 1.92 * TB), "2 x 1.92 TB NVMe", EXOMEM),
     "ovhcloud_l4_90": (_nvme(1, 400 * GB), "400 GB NVMe", EXOMEM),
