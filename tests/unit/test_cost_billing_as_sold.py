@@ -40,6 +40,8 @@ def test_each_provider_gets_its_published_rule_and_unknown_ones_a_stated_stand_i
     assert billing_rule(f, "RunPod", "cloud_on_demand")[0][:2] == (1.0, 1.0)
     (inc, minimum, boot), note = billing_rule(f, "Latitude.sh", "cloud_on_demand")  # hourly, from its docs
     assert (inc, minimum, boot) == (3600.0, 3600.0, 600.0) and "default_elastic" not in note
+    (inc, minimum, _), note = billing_rule(f, "DigitalOcean", "cloud_on_demand")  # hourly, one-hour minimum (its docs)
+    assert (inc, minimum) == (3600.0, 3600.0) and "default_elastic" not in note
     (inc, minimum, _), note = billing_rule(f, "CoreWeave", "cloud_on_demand")
     assert (inc, minimum) == (3600.0, 3600.0) and "default_elastic" in note
     assert billing_rule({}, "AWS", "cloud_on_demand")[1].startswith("no billing rule")
