@@ -9,7 +9,6 @@ architecture, not a name."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -23,14 +22,6 @@ from infrafit.workload.models import get_model
 ROOT = Path(__file__).resolve().parents[2]
 LATENCY = ROOT / "benchmarks" / "data" / "latency_calibration.csv"
 FIELDS = ("tp", "attention_dp", "ep", "accelerator_count", "batch_size", "concurrency")
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("mark_twins", ROOT / "scripts" / "mark_twin_measurements.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +78,8 @@ def test_a_flagged_row_is_predicted_at_the_ids_gpu_count(rows):
     assert case.count == 8 and case.layouts == ((8, 1, 1, 8),)
 
 
-def test_twins_are_marked_once_and_the_shipped_set_is_already_marked(rows):
-    mod = _script()
+def test_twins_are_marked_once_and_the_shipped_set_is_already_marked(rows, load_script):
+    mod = load_script("mark_twin_measurements")
 
     def pair(config: str, ttft: str, tpot: str, flag: str, model: str = "deepseek-v3-arch") -> list[dict]:
         common = {"accelerator_id": "nvidia_b200_sxm", "software_stack_family": "sglang", "precision": "fp4",

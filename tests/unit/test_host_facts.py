@@ -7,26 +7,13 @@ Qubrid AI servers it adds go missing."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from infrafit.catalog import DATA_DIR, load_catalog
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def _script():
-    spec = importlib.util.spec_from_file_location("import_host_specs", ROOT / "scripts" / "import_host_specs.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_every_sourced_host_fact_is_in_the_shipped_catalog():
-    script = _script()
+def test_every_sourced_host_fact_is_in_the_shipped_catalog(load_script):
+    script = load_script("import_host_specs")
     hosts = load_catalog().hosts.set_index("id")
     for host_id, (facts, _, source) in script.FACTS.items():
         for field, value in facts.items():
