@@ -104,3 +104,20 @@ def test_per_instance_hours_follow_the_cited_server_to_admin_ratios():
     held_by_host = rows[rows["mode"] != "on_prem"]["hours_per_instance_month"]
     assert (held_by_host <= 160 / 20).all() and (rows[rows["mode"] == "dedicated_monthly"][
         "hours_per_instance_month"] >= 160 / 50).all()
+
+
+def test_fixed_hours_stay_inside_the_published_staffing_figures():
+    """Each fixed-hours row names the published figures it is bounded by and stays inside them: a
+    2-5-engineer team's whole infrastructure is ~20% of one engineer, 32 h a month (AWS startup guidance),
+    a whole self-hosted ML platform 0.5-1.0 FTE, 80-160 h (Milicevic 2026)."""
+    from infrafit.cost.adapters import ops_labour_table
+
+    table = ops_labour_table()
+    rows = table[table["host_kind"] == "any"]
+    assert rows["source"].str.contains("team-scaling.md").all() and rows["source"].str.contains("2026-06-26").all()
+    rented = rows[rows["mode"] != "on_prem"]
+    assert (rented["hours_per_month"] <= 32).all()
+    managed, self_run = rented[rented["managed"]], rented[~rented["managed"]]
+    assert managed["hours_per_month"].max() < self_run[self_run["work"] == "any"]["hours_per_month"].min()
+    owned = rows[(rows["mode"] == "on_prem") & (rows["work"] == "any")].iloc[0]
+    assert owned["hours_per_month"] + 4 * owned["hours_per_instance_month"] < 80  # a 4-server cluster

@@ -187,3 +187,15 @@ def test_model_arch_is_frozen_and_rejects_unknown_fields():
         m.num_layers = 3  # type: ignore[misc]
     with pytest.raises(ValidationError):
         ModelArch(id="x", name="x", kind="decoder", source="s", bogus=1)
+
+
+def test_mla_decode_attends_in_the_weight_absorbed_form():
+    """Decode kernels (FlashMLA, vLLM, SGLang) score the cached latent + rope key and sum latent values:
+    2 x heads x (2 x kv_lora_rank + rope) per cached token, 3.4x the decompressed form prefill uses."""
+    m = get_model("deepseek-v3")
+    absorbed = float(m.flops_per_token_parts(1000, absorbed=True)["attention"])
+    assert absorbed == pytest.approx(61 * 2 * 128 * (2 * 512 + 64) * 1000)
+    assert absorbed / float(m.flops_per_token_parts(1000)["attention"]) == pytest.approx(1088 / 320)
+    dense = get_model("llama3.1-70b")  # no latent: the flag changes nothing
+    assert float(dense.flops_per_token_parts(4096, absorbed=True)["attention"]) == pytest.approx(
+        float(dense.flops_per_token_parts(4096)["attention"]))

@@ -248,3 +248,16 @@ def test_no_arrival_process_beats_the_offline_engine_rate_over_a_grid():
             big = fits & (cc >= 64) & (oo > 2)
             closed = llm.serve(shape, s, cc, ii, oo).requests_per_s
             assert big.any() and np.all(closed[big] < engine[big])
+
+
+def test_mla_decode_step_charges_absorbed_attention_flops_and_prefill_does_not():
+    ds = shape_from_arch(get_model("deepseek-v3"))
+    arch = get_model("deepseek-v3")
+    ctx = np.array([8192.0])
+    assert ds.decode_attn_flops(ctx)[0] == pytest.approx(float(arch.flops_per_token_parts(8192, absorbed=True)["attention"]))
+    assert ds.attn_flops(ctx)[0] == pytest.approx(float(arch.flops_per_token_parts(8192)["attention"]))
+    s, _ = setup(acc=B200, tp=8)
+    parts = llm.decode_step(ds, s, np.array([64.0]), ctx)
+    expected = 64.0 * ds.decode_attn_flops(ctx)[0] / 8 / (s.attn_flops_per_s[0] * s.eff_attention[0])
+    assert parts["attention_compute_s"][0] == pytest.approx(expected)
+    assert L70.decode_attn_flops(ctx)[0] == pytest.approx(L70.attn_flops(ctx)[0])

@@ -395,10 +395,23 @@ class ModelArch(BaseModel):
             return self._attn_flops_per_context_token()
         return 2.0 * (self.num_attention_heads or 0) * 2.0 * self._global_widths()[0]
 
-    def flops_per_token_parts(self, context_len) -> dict[str, np.ndarray]:
+    def _mla_absorbed_attn_flops_per_context_token(self) -> float:
+        """MLA decode in the weight-absorbed form (DeepSeek-V2 paper, Sec. 2.1.2; FlashMLA, vLLM and SGLang
+        decode kernels): each head scores the cached latent and rope key (``kv_lora_rank + qk_rope_head_dim``)
+        and sums the latent values (``kv_lora_rank``) before the up-projection, so a cached token costs
+        ``2 x heads x (2 x kv_lora_rank + qk_rope_head_dim)`` FLOPs, 3.4x the decompressed form's
+        ``2 x heads x (d_qk + d_v)`` for DeepSeek-V3 (1,088 vs 320 per head). Its query and output
+        projections through ``W_UK`` and ``W_UV`` are per token, as many FLOPs as the decompression
+        matmul counted in the dense part."""
+        r = float(self.kv_lora_rank or 0)
+        return 2.0 * (self.num_attention_heads or 0) * (2.0 * r + (self.qk_rope_head_dim or 0))
+
+    def flops_per_token_parts(self, context_len, absorbed: bool = False) -> dict[str, np.ndarray]:
         """Forward FLOPs of one token that attends to ``context_len`` tokens, split into
         ``dense`` (2 x matmul_params_per_token_active) and ``attention`` (scores and values,
-        windows and sparse top-k respected, indexer and linear-attention state updates included)."""
+        windows and sparse top-k respected, indexer and linear-attention state updates included).
+        ``absorbed``: a decode token of an MLA model attends in the weight-absorbed form
+        (``_mla_absorbed_attn_flops_per_context_token``); prefill runs the decompressed form."""
         c = np.asarray(context_len, dtype=float)
         if not self.is_transformer:
             return {"dense": np.zeros_like(c), "attention": np.zeros_like(c)}
@@ -406,7 +419,9 @@ class ModelArch(BaseModel):
         per_tok = self._attn_flops_per_context_token()
         topk = self.index_topk
         attended = np.minimum(c, topk) if topk else c
-        att = self.full_attention_layers * self._global_attn_flops_per_context_token() * attended
+        glob = (self._mla_absorbed_attn_flops_per_context_token() if absorbed and self.is_mla
+                else self._global_attn_flops_per_context_token())
+        att = self.full_attention_layers * glob * attended
         if self.sliding_window_layers:
             att = att + self.sliding_window_layers * per_tok * np.minimum(attended, self.sliding_window or 0)
         if self.index_topk:  # indexer scores every cached token: 2 x index_heads x index_head_dim

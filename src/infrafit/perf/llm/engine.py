@@ -301,7 +301,7 @@ def decode_step(shape: LLMShape, s: Setup, batch: np.ndarray, context_tokens: np
     seqs_group = mb / s.adp
     # the KV cache is read; a linear-attention state is read and written back every step
     kv_bytes = seqs_group * (cache_bytes_per_seq(shape, s, context_tokens) + state_bytes_per_seq(shape, s))
-    attn_flops = seqs_group * shape.attn_flops(context_tokens) / (s.tp * s.pp)
+    attn_flops = seqs_group * shape.decode_attn_flops(context_tokens) / (s.tp * s.pp)
     t_attn_c = attn_flops / (s.attn_flops_per_s * s.eff_attention)
     t_attn_m = kv_bytes / (s.memory_bytes_per_s * s.eff_memory)
     t_comm = _collectives_s(shape, s, mb) + pipeline_hop_s(shape, s, mb)

@@ -40,6 +40,8 @@ class LLMShape:
     #: attention FLOPs of one token attending to ``context`` tokens (scores, values, indexers)
     attn_flops_fn: Callable[[np.ndarray], np.ndarray]
     beam_width: int = 1
+    #: the same for a decode token (MLA attends in the weight-absorbed form); None: ``attn_flops_fn``
+    decode_attn_flops_fn: Callable[[np.ndarray], np.ndarray] | None = None
     #: query heads per layer (attention tensor parallelism must divide it); 0 when unknown
     attention_heads: int = 0
     #: multi-head latent attention (one shared latent per token: TP does not split the KV cache)
@@ -79,6 +81,10 @@ class LLMShape:
     def attn_flops(self, context_tokens: np.ndarray | float) -> np.ndarray:
         return np.asarray(self.attn_flops_fn(np.asarray(context_tokens, dtype=float)), dtype=float)
 
+    def decode_attn_flops(self, context_tokens: np.ndarray | float) -> np.ndarray:
+        fn = self.decode_attn_flops_fn or self.attn_flops_fn
+        return np.asarray(fn(np.asarray(context_tokens, dtype=float)), dtype=float)
+
 
 def _kept_parts(arch: Any, precision: str | None) -> tuple[float, float, bool]:
     """(kept matmul parameters read per token, kept non-expert parameters held, experts quantized)
@@ -116,12 +122,15 @@ def shape_from_arch(arch: Any, beam_width: int = 1) -> LLMShape:
     def attn_flops(ctx: np.ndarray) -> np.ndarray:
         return np.asarray(arch.flops_per_token_parts(ctx)["attention"], dtype=float)
 
+    def decode_attn_flops(ctx: np.ndarray) -> np.ndarray:
+        return np.asarray(arch.flops_per_token_parts(ctx, absorbed=True)["attention"], dtype=float)
+
     return LLMShape(
         model_id=str(arch.id), num_layers=int(arch.num_layers), hidden_size=int(arch.hidden_size),
         params_total=float(arch.params_total()), dense_matmul_params=float(dense),
         expert_params=float(expert_params), num_moe_layers=moe_layers, num_experts=max(experts, 1),
         experts_per_token=top_k, kv_shards_max=kv_shards, kv_elements_fn=kv_elements,
-        attn_flops_fn=attn_flops, beam_width=beam_width, attention_heads=int(arch.num_attention_heads or 0),
+        attn_flops_fn=attn_flops, decode_attn_flops_fn=decode_attn_flops, beam_width=beam_width, attention_heads=int(arch.num_attention_heads or 0),
         is_mla=bool(arch.is_mla), indexed_layers=int(arch.softmax_layers) if arch.index_topk else 0,
         state_elements=float(arch.state_bytes("fp8")),
         state_shards_max=max(int(arch.linear_num_value_heads or 1), 1),
