@@ -120,3 +120,38 @@ def test_the_risk_line_names_where_the_rate_comes_from():
     assert "(AWS Spot Instance Advisor: <5%" in line and "assumed" not in line
     assumed = mode_risks("cloud_spot", {}, 0.0, 2, 1 / 24, False)[0]
     assert "1.0 per instance per day assumed" in assumed
+
+
+def test_gcp_spot_vms_take_googles_published_daily_preemption_rate():
+    """GCP: "the average preemption rate varies between 5% and 15% per day per project, on a seven-day
+    average": every GCP spot offer is priced at 15% a day (-ln 0.85 / 24 h), not the assumed one a day;
+    a row for the host itself would win over the provider-wide one."""
+    import math
+
+    import pandas as pd
+
+    from infrafit.cost.adapters import offers_from_catalog
+    from infrafit.cost.factors import spot_hazard
+
+    cat = load_catalog()
+    rate, band = spot_hazard(cat.cost_factors, "GCP", "gcp_a3_highgpu_8g", "us-central1")
+    assert band == "5-15%/day" and rate == pytest.approx(-math.log(0.85) / 24)
+    assert 0.15 < rate * 24 < 0.17  # ~0.16 a day, a sixth of the 1-a-day default
+    spot = cat.offers[(cat.offers["mode"] == "cloud_spot") & (cat.offers["provider"] == "GCP")].reset_index(drop=True)
+    assert len(spot) > 0
+    assert np.allclose(offers_from_catalog(cat, spot).interruptions_per_hour, rate)
+    own = dict(cat.cost_factors)
+    extra = pd.DataFrame([{"id": "x", "provider": "GCP", "host_id": "gcp_a3_highgpu_8g", "region": "any",
+                           "frequency_band": "<5%"}])
+    own["spot"] = pd.concat([cat.cost_factors["spot"], extra], ignore_index=True)
+    assert spot_hazard(own, "GCP", "gcp_a3_highgpu_8g", "us-central1")[1] == "<5%"
+    assert spot_hazard(own, "GCP", "gcp_g2_standard_4", "us-central1")[1] == "5-15%/day"
+
+
+def test_the_risk_line_names_googles_daily_rate():
+    from infrafit.search.option import _spot_rate
+
+    cat = load_catalog()
+    row = cat.offers[(cat.offers["mode"] == "cloud_spot") & (cat.offers["provider"] == "GCP")].iloc[0]
+    _, source = _spot_rate(cat, row, 0.0068, 1 / 24)
+    assert source == "GCP's published preemption rate: 5-15% of VMs a day (seven-day average)"

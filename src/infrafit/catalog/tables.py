@@ -89,7 +89,7 @@ HOST_KINDS = ("cloud_instance", "server", "edge_device")
 #: "Derivation rules" 7: a data-centre PCIe Gen4 NVMe drive); ``catalog refresh`` applies it to new hosts.
 NVME_DRIVE_READ_BYTES_PER_S = 3.0e9
 NVME_RULE = f"{NVME_DRIVE_READ_BYTES_PER_S:.1e}".replace("e+0", "e")  # "3.0e9", as notes and docs write it
-SPOT_BANDS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%")
+SPOT_BANDS = ("<5%", "5-10%", "10-15%", "15-20%", ">20%", "5-15%/day")
 MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "cloud_capacity_block",
          "dedicated_monthly", "on_prem")
 
@@ -313,9 +313,11 @@ COST_TABLES = (
         text("provider", "provider (as in offers.csv)"),
         text("host_id", "instance type (hosts.csv id), or any"),
         text("region", "region (as in offers.csv), or any"),
-        text("frequency_band", "the provider's published band of capacity reclaimed in the trailing month",
+        text("frequency_band", "the provider's published band of capacity reclaimed in the trailing month "
+             "(AWS Spot Instance Advisor), or of VMs preempted a day (/day: GCP's seven-day average)",
              choices=SPOT_BANDS),
-    ), "Published spot interruption frequencies per instance type and region (AWS Spot Instance Advisor)."),
+    ), "Published spot interruption frequencies per instance type (or any) and region (or any): AWS Spot "
+       "Instance Advisor bands, GCP's published daily preemption rate."),
 )
 
 def egress_row_issues(rec: dict[str, object]) -> list[tuple[str, str]]:

@@ -234,29 +234,37 @@ def purchase_limits(factors: dict, provider: str, mode: str) -> dict[str, float]
     return out
 
 
-#: Upper edge of each Spot Instance Advisor band (fraction of capacity reclaimed in the trailing month);
-#: ">20%" has no upper edge, so it gives no rate and the default applies.
-SPOT_BAND_UPPER_FRACTION = {"<5%": 0.05, "5-10%": 0.10, "10-15%": 0.15, "15-20%": 0.20}
+#: Upper edge of each published band and the hours it is counted over: the Spot Instance Advisor bands are
+#: the fraction of capacity reclaimed in the trailing month (">20%" has no upper edge, so it gives no rate and
+#: the default applies); GCP publishes a daily preemption rate ("5-15%/day": "the average preemption rate
+#: varies between 5% and 15% per day per project, on a seven-day average").
+SPOT_BAND_UPPER_FRACTION = {"<5%": (0.05, HOURS_PER_MONTH), "5-10%": (0.10, HOURS_PER_MONTH),
+                            "10-15%": (0.15, HOURS_PER_MONTH), "15-20%": (0.20, HOURS_PER_MONTH),
+                            "5-15%/day": (0.15, 24.0)}
 
 
 def spot_hazard(factors: dict, provider: str, host_id: str, region: str) -> tuple[float, str]:
     """(interruptions per instance-hour, the band it comes from) published for ``host_id`` of ``provider``
-    in ``region`` (cost_spot.csv; region ``any`` matches every region); NaN and "" when none or ">20%".
+    in ``region`` (cost_spot.csv; host ``any`` and region ``any`` match every host and region, a row for the
+    host itself and then for the region itself wins); NaN and "" when none or ">20%".
 
-    The band is the share of capacity reclaimed over the trailing month. Read as the chance that an
-    instance held a whole month is interrupted, its upper edge ``f`` gives a constant hazard
-    ``-ln(1 - f) / 730`` per hour (5% -> 7.0e-5/h, one interruption in ~600 days of one instance). An
-    instance typically held for less than a month meets the same share over fewer hours, so the true
-    hazard may be higher: the band's upper edge is used, never its midpoint."""
+    A band is the share of instances interrupted over its period (a month for the Spot Instance Advisor,
+    a day for GCP's rate). Read as the chance that an instance held the whole period is interrupted, its
+    upper edge ``f`` gives a constant hazard ``-ln(1 - f) / period`` per hour (5% a month -> 7.0e-5/h, one
+    interruption in ~600 days of one instance; 15% a day -> 6.8e-3/h). An instance typically held for less
+    than the period meets the same share over fewer hours, so the true hazard may be higher: the band's
+    upper edge is used, never its midpoint."""
     table = _table(factors, "spot")
     if table.empty:
         return float("nan"), ""
-    hit = table[(table["provider"].map(_norm) == _norm(provider)) & (table["host_id"] == host_id)
+    hit = table[(table["provider"].map(_norm) == _norm(provider)) & table["host_id"].isin((host_id, "any"))
                 & table["region"].isin((region, "any"))]
     if hit.empty:
         return float("nan"), ""
-    band = str(hit.sort_values("region", key=lambda r: r == "any").iloc[0]["frequency_band"])
-    upper = SPOT_BAND_UPPER_FRACTION.get(band)
-    if upper is None:
+    specific = (hit["host_id"] == host_id).astype(int) * 2 + (hit["region"] == region).astype(int)
+    band = str(hit.loc[specific.sort_values(ascending=False, kind="stable").index[0], "frequency_band"])
+    edge = SPOT_BAND_UPPER_FRACTION.get(band)
+    if edge is None:
         return float("nan"), band
-    return -math.log(1.0 - upper) / HOURS_PER_MONTH, band
+    upper, hours = edge
+    return -math.log(1.0 - upper) / hours, band

@@ -349,6 +349,9 @@ def _spot_rate(catalog, row, published: float, default: float) -> tuple[float, s
     from infrafit.cost.factors import spot_hazard
 
     _, band = spot_hazard(catalog.cost_factors, str(row["provider"]), str(row["host_id"]), str(row["region"]))
+    if band.endswith("/day"):
+        return published, (f"{row['provider']}'s published preemption rate: {band.removesuffix('/day')} of VMs a "
+                           "day (seven-day average)")
     return published, (f"{row['provider']} Spot Instance Advisor: {band} of capacity reclaimed a month in "
                        f"{row['region']}")
 
