@@ -155,3 +155,56 @@ def test_a_replica_over_two_instances_exports_a_multi_node_launch(tmp_path):
     assert service["spec"]["selector"]["role"] == "leader"
     sky = yaml.safe_load((folder / "skypilot.yaml").read_text())
     assert sky["num_nodes"] == nodes
+
+
+def _trt_serve(tmp_path: Path, spec: str, tp: int, dp: int, concurrency: int) -> str:
+    """serve.sh of the spec's first option run on TensorRT-LLM with the given layout."""
+    from dataclasses import replace
+
+    from infrafit.catalog import load_catalog
+    from infrafit.export import render_option
+    from infrafit.search.types import Option
+    from infrafit.workload.spec import load_spec
+
+    result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "1"])
+    assert result.exit_code == 0, result.output
+    option = Option.from_dict(json.loads(result.stdout)["options"][0])
+    perf = dict(option.performance)
+    perf["parallelism"] = {"tp": tp, "pp": 1, "dp": dp, "ep": 1, "cp": 1}
+    perf["operating_point"] = {**perf["operating_point"], "concurrency": concurrency}
+    trt = replace(option, stack="tensorrt-llm", count=tp * dp, performance=perf,
+                  server={**option.server, "instances_per_replica": 1})
+    text = render_option(trt, load_spec(spec), load_catalog())["serve.sh"]
+    path = tmp_path / "serve.sh"
+    path.write_text(text)
+    assert subprocess.run(["bash", "-n", str(path)]).returncode == 0
+    return text
+
+
+def test_tensorrt_llm_wide_expert_parallel_runs_attention_data_parallel_on_every_rank(tmp_path):
+    """A MoE option laid out as attention data parallel over 8 chips is TensorRT-LLM's wide-EP layout:
+    tp_size 8 (the ranks), ep_size 8 and enable_attention_dp, max_batch_size one rank's share; not a
+    1-rank server (tp_size 1) that could not hold the model."""
+    text = _trt_serve(tmp_path, ROOT / "tests" / "fixtures" / "specs" / "deepseek-v3-chat.yaml", 1, 8, 256)
+    assert "--tp_size 8 --pp_size 1 --ep_size 8" in text and "--max_batch_size 32 " in text
+    assert "enable_attention_dp: true" in text and "--extra_llm_api_options extra-llm-api-options.yaml" in text
+
+
+def test_tensorrt_llm_dense_data_parallel_starts_one_server_per_group(tmp_path):
+    """TensorRT-LLM has no data parallelism inside one server: a dense TP4 x DP2 option starts two
+    servers, on GPUs 0-3 and 4-7, ports 8000 and 8001, each with half the requests in flight."""
+    text = _trt_serve(tmp_path, EXAMPLES / "chatbot-asia.yaml", 4, 2, 128)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "trtllm-serve"
+    stub.write_text('#!/usr/bin/env bash\necho "$CUDA_VISIBLE_DEVICES $*" >> "$LOG"\n')
+    stub.chmod(0o755)
+    log = tmp_path / "trt.log"
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "LOG": str(log)}
+    run = subprocess.run(["bash", str(tmp_path / "serve.sh")], env=env, capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0, run.stderr
+    lines = sorted(log.read_text().splitlines())
+    assert len(lines) == 2 and "enable_attention_dp" not in text
+    for line, (gpus, port) in zip(lines, (("0,1,2,3", 8000), ("4,5,6,7", 8001)), strict=True):
+        assert line.startswith(gpus + " ") and "--tp_size 4 --pp_size 1" in line
+        assert "--max_batch_size 64 " in line and line.endswith(f"--port {port}")
