@@ -208,3 +208,31 @@ def test_tensorrt_llm_dense_data_parallel_starts_one_server_per_group(tmp_path):
     for line, (gpus, port) in zip(lines, (("0,1,2,3", 8000), ("4,5,6,7", 8001)), strict=True):
         assert line.startswith(gpus + " ") and "--tp_size 4 --pp_size 1" in line
         assert "--max_batch_size 64 " in line and line.endswith(f"--port {port}")
+
+
+def test_sglang_attention_data_parallel_counts_every_rank_in_tp(tmp_path):
+    """SGLang's --dp alone starts independent replicas of --tp GPUs each (DeepSeek-V3 on 1 GPU would not
+    fit); the wide-EP layout is --tp 8 --dp 8 --enable-dp-attention with the experts over the 8 ranks.
+    A dense model's --dp stays plain data parallel."""
+    from dataclasses import replace
+
+    from infrafit.catalog import load_catalog
+    from infrafit.export import render_option
+    from infrafit.search.types import Option
+    from infrafit.workload.spec import load_spec
+
+    def sglang(spec: Path, tp: int, dp: int) -> str:
+        result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "1"])
+        option = Option.from_dict(json.loads(result.stdout)["options"][0])
+        perf = {**option.performance, "parallelism": {"tp": tp, "pp": 1, "dp": dp, "ep": 1, "cp": 1}}
+        moved = replace(option, stack="sglang", count=tp * dp, performance=perf,
+                        server={**option.server, "instances_per_replica": 1})
+        text = render_option(moved, load_spec(spec), load_catalog())["serve.sh"]
+        (tmp_path / "serve.sh").write_text(text)
+        assert subprocess.run(["bash", "-n", str(tmp_path / "serve.sh")]).returncode == 0
+        return text
+
+    moe = sglang(ROOT / "tests" / "fixtures" / "specs" / "deepseek-v3-chat.yaml", 1, 8)
+    assert "--tp 8 --dp 8 --enable-dp-attention --ep 8" in moe
+    dense = sglang(EXAMPLES / "chatbot-asia.yaml", 4, 2)
+    assert "--tp 4 --dp 2 \\" in dense and "enable-dp-attention" not in dense and "--ep" not in dense
