@@ -157,8 +157,12 @@ def test_a_replica_over_two_instances_exports_a_multi_node_launch(tmp_path):
     assert sky["num_nodes"] == nodes
 
 
-def _trt_serve(tmp_path: Path, spec: str, tp: int, dp: int, concurrency: int) -> str:
-    """serve.sh of the spec's first option run on TensorRT-LLM with the given layout."""
+DEEPSEEK_SPEC = ROOT / "tests" / "fixtures" / "specs" / "deepseek-v3-chat.yaml"
+
+
+def _serve_as(tmp_path: Path, spec: Path, stack: str, tp: int, dp: int, concurrency: int | None = None) -> str:
+    """serve.sh of the spec's first option moved to ``stack`` with the layout tp x dp on one instance; it
+    must parse as bash."""
     from dataclasses import replace
 
     from infrafit.catalog import load_catalog
@@ -169,12 +173,12 @@ def _trt_serve(tmp_path: Path, spec: str, tp: int, dp: int, concurrency: int) ->
     result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "1"])
     assert result.exit_code == 0, result.output
     option = Option.from_dict(json.loads(result.stdout)["options"][0])
-    perf = dict(option.performance)
-    perf["parallelism"] = {"tp": tp, "pp": 1, "dp": dp, "ep": 1, "cp": 1}
-    perf["operating_point"] = {**perf["operating_point"], "concurrency": concurrency}
-    trt = replace(option, stack="tensorrt-llm", count=tp * dp, performance=perf,
-                  server={**option.server, "instances_per_replica": 1})
-    text = render_option(trt, load_spec(spec), load_catalog())["serve.sh"]
+    perf = {**option.performance, "parallelism": {"tp": tp, "pp": 1, "dp": dp, "ep": 1, "cp": 1}}
+    if concurrency is not None:
+        perf["operating_point"] = {**perf["operating_point"], "concurrency": concurrency}
+    moved = replace(option, stack=stack, count=tp * dp, performance=perf,
+                    server={**option.server, "instances_per_replica": 1})
+    text = render_option(moved, load_spec(spec), load_catalog())["serve.sh"]
     path = tmp_path / "serve.sh"
     path.write_text(text)
     assert subprocess.run(["bash", "-n", str(path)]).returncode == 0
@@ -185,7 +189,7 @@ def test_tensorrt_llm_wide_expert_parallel_runs_attention_data_parallel_on_every
     """A MoE option laid out as attention data parallel over 8 chips is TensorRT-LLM's wide-EP layout:
     tp_size 8 (the ranks), ep_size 8 and enable_attention_dp, max_batch_size one rank's share; not a
     1-rank server (tp_size 1) that could not hold the model."""
-    text = _trt_serve(tmp_path, ROOT / "tests" / "fixtures" / "specs" / "deepseek-v3-chat.yaml", 1, 8, 256)
+    text = _serve_as(tmp_path, DEEPSEEK_SPEC, "tensorrt-llm", 1, 8, 256)
     assert "--tp_size 8 --pp_size 1 --ep_size 8" in text and "--max_batch_size 32 " in text
     assert "enable_attention_dp: true" in text and "--extra_llm_api_options extra-llm-api-options.yaml" in text
 
@@ -193,7 +197,7 @@ def test_tensorrt_llm_wide_expert_parallel_runs_attention_data_parallel_on_every
 def test_tensorrt_llm_dense_data_parallel_starts_one_server_per_group(tmp_path):
     """TensorRT-LLM has no data parallelism inside one server: a dense TP4 x DP2 option starts two
     servers, on GPUs 0-3 and 4-7, ports 8000 and 8001, each with half the requests in flight."""
-    text = _trt_serve(tmp_path, EXAMPLES / "chatbot-asia.yaml", 4, 2, 128)
+    text = _serve_as(tmp_path, EXAMPLES / "chatbot-asia.yaml", "tensorrt-llm", 4, 2, 128)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     stub = bin_dir / "trtllm-serve"
@@ -214,25 +218,18 @@ def test_sglang_attention_data_parallel_counts_every_rank_in_tp(tmp_path):
     """SGLang's --dp alone starts independent replicas of --tp GPUs each (DeepSeek-V3 on 1 GPU would not
     fit); the wide-EP layout is --tp 8 --dp 8 --enable-dp-attention with the experts over the 8 ranks.
     A dense model's --dp stays plain data parallel."""
-    from dataclasses import replace
-
-    from infrafit.catalog import load_catalog
-    from infrafit.export import render_option
-    from infrafit.search.types import Option
-    from infrafit.workload.spec import load_spec
-
-    def sglang(spec: Path, tp: int, dp: int) -> str:
-        result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "1"])
-        option = Option.from_dict(json.loads(result.stdout)["options"][0])
-        perf = {**option.performance, "parallelism": {"tp": tp, "pp": 1, "dp": dp, "ep": 1, "cp": 1}}
-        moved = replace(option, stack="sglang", count=tp * dp, performance=perf,
-                        server={**option.server, "instances_per_replica": 1})
-        text = render_option(moved, load_spec(spec), load_catalog())["serve.sh"]
-        (tmp_path / "serve.sh").write_text(text)
-        assert subprocess.run(["bash", "-n", str(tmp_path / "serve.sh")]).returncode == 0
-        return text
-
-    moe = sglang(ROOT / "tests" / "fixtures" / "specs" / "deepseek-v3-chat.yaml", 1, 8)
+    moe = _serve_as(tmp_path, DEEPSEEK_SPEC, "sglang", 1, 8)
     assert "--tp 8 --dp 8 --enable-dp-attention --ep 8" in moe
-    dense = sglang(EXAMPLES / "chatbot-asia.yaml", 4, 2)
+    dense = _serve_as(tmp_path, EXAMPLES / "chatbot-asia.yaml", "sglang", 4, 2)
     assert "--tp 4 --dp 2 \\" in dense and "enable-dp-attention" not in dense and "--ep" not in dense
+
+
+def test_moe_experts_are_tensor_sharded_in_the_export_when_the_estimate_shards_them(tmp_path):
+    """A MoE on TP8 with no attention data parallel and ep 1 is estimated with the experts sharded over the
+    TP group (all-reduces, no all-to-all); its commands run that layout, not expert parallelism."""
+    texts = {stack: _serve_as(tmp_path, DEEPSEEK_SPEC, stack, 8, 1) for stack in ("vllm", "sglang", "tensorrt-llm")}
+    assert "--tensor-parallel-size 8" in texts["vllm"] and "--enable-expert-parallel" not in texts["vllm"]
+    assert "--tp 8" in texts["sglang"] and "--ep" not in texts["sglang"]
+    assert "--tp_size 8" in texts["tensorrt-llm"] and "--ep_size" not in texts["tensorrt-llm"]
+    wide = _serve_as(tmp_path, DEEPSEEK_SPEC, "vllm", 1, 8)
+    assert "--data-parallel-size 8 --enable-expert-parallel" in wide
