@@ -129,3 +129,19 @@ def test_the_fleet_example_pools_and_the_api_returns_the_cli_json():
     assert any("idle hours" in w for w in c["why"])
     with pytest.raises(Exception, match="workloads"):
         infrafit.plan_fleet("examples/chatbot-asia.yaml")
+
+
+def test_a_fleets_workload_is_planned_from_its_one_evaluation_as_if_alone(small_fleet):
+    """plan_fleet evaluates each workload once (``prepare``) and both plans and pools from it: the plan
+    from that evaluation equals the workload's own plan, and planning does not change the evaluation
+    (a second plan from it is the same)."""
+    from infrafit.search.planner import plan, prepare
+
+    cat = load_catalog()
+    work = small_fleet.workloads[0]
+    prepared = prepare(work, cat)
+    masks = {k: v.copy() for k, v in prepared.masks.items()}
+    first = plan(work, cat, top=3, prepared=prepared).to_dict()
+    assert first == plan(work, cat, top=3).to_dict()
+    assert all(np.array_equal(masks[k], prepared.masks[k]) for k in masks)
+    assert plan(work, cat, top=3, prepared=prepared).to_dict() == first

@@ -186,18 +186,34 @@ GENERIC_BILLING = ((SECONDS_PER_HOUR, SECONDS_PER_HOUR, 5 * SECONDS_PER_MINUTE),
                    "whole-hour billing and a 5-min boot (assumption: no published rule)")
 
 
+#: (provider, mode) -> the position of its first cost_billing.csv row, per loaded table (kept with the table,
+#: so an id is never read for another one): a plan asks for every provider and mode of its offers.
+_BILLING_INDEX: dict[int, tuple[pd.DataFrame, dict[tuple[str, str], int]]] = {}
+
+
+def _billing_index(table: pd.DataFrame) -> dict[tuple[str, str], int]:
+    held = _BILLING_INDEX.get(id(table))
+    if held is not None and held[0] is table:
+        return held[1]
+    index: dict[tuple[str, str], int] = {}
+    for pos, key in enumerate(zip(table["provider"].map(_norm), table["mode"].map(_norm), strict=True)):
+        index.setdefault(key, pos)
+    _BILLING_INDEX[id(table)] = (table, index)
+    return index
+
+
 def _billing_row(factors: dict, provider: str, mode: str) -> tuple[pd.Series | None, str]:
     """The cost_billing.csv row for ``provider`` in ``mode`` and the stand-in note (None: no row).
     The most specific row wins: (provider, mode), (provider, any), (any, mode), (any, any)."""
     table = _table(factors, "billing")
     if table.empty:
         return None, f"no billing rule for {provider!r}: {GENERIC_BILLING[1]}"
-    prov, md = table["provider"].map(_norm), table["mode"].map(_norm)
+    index = _billing_index(table)
     for p_key, m_key in ((_norm(provider), _norm(mode)), (_norm(provider), "any"), ("any", _norm(mode)),
                          ("any", "any")):
-        hit = table[(prov == p_key) & (md == m_key)]
-        if not hit.empty:
-            row = hit.iloc[0]
+        pos = index.get((p_key, m_key))
+        if pos is not None:
+            row = table.iloc[pos]
             return row, "" if p_key != "any" else f"no billing rule for {provider!r}: {row['id']} ({row['notes']})"
     return None, f"no billing rule for {provider!r}: {GENERIC_BILLING[1]}"
 
@@ -243,6 +259,22 @@ SPOT_BAND_UPPER_FRACTION = {"<5%": (0.05, HOURS_PER_MONTH), "5-10%": (0.10, HOUR
                             "5-15%/day": (0.15, 24.0)}
 
 
+_SPOT_INDEX: dict[int, tuple[pd.DataFrame, dict[tuple[str, str, str], str]]] = {}
+
+
+def _spot_index(table: pd.DataFrame) -> dict[tuple[str, str, str], str]:
+    """(provider, host, region) -> the band of its first cost_spot.csv row, once per loaded table."""
+    held = _SPOT_INDEX.get(id(table))
+    if held is not None and held[0] is table:
+        return held[1]
+    index: dict[tuple[str, str, str], str] = {}
+    for key, band in zip(zip(table["provider"].map(_norm), table["host_id"].astype(str), table["region"].astype(str),
+                             strict=True), table["frequency_band"].astype(str), strict=True):
+        index.setdefault(key, band)
+    _SPOT_INDEX[id(table)] = (table, index)
+    return index
+
+
 def spot_hazard(factors: dict, provider: str, host_id: str, region: str) -> tuple[float, str]:
     """(interruptions per instance-hour, the band it comes from) published for ``host_id`` of ``provider``
     in ``region`` (cost_spot.csv; host ``any`` and region ``any`` match every host and region, a row for the
@@ -257,12 +289,12 @@ def spot_hazard(factors: dict, provider: str, host_id: str, region: str) -> tupl
     table = _table(factors, "spot")
     if table.empty:
         return float("nan"), ""
-    hit = table[(table["provider"].map(_norm) == _norm(provider)) & table["host_id"].isin((host_id, "any"))
-                & table["region"].isin((region, "any"))]
-    if hit.empty:
+    bands = _spot_index(table)
+    prov = _norm(provider)
+    band = next((bands[k] for k in ((prov, host_id, region), (prov, host_id, "any"), (prov, "any", region),
+                                    (prov, "any", "any")) if k in bands), None)
+    if band is None:
         return float("nan"), ""
-    specific = (hit["host_id"] == host_id).astype(int) * 2 + (hit["region"] == region).astype(int)
-    band = str(hit.loc[specific.sort_values(ascending=False, kind="stable").index[0], "frequency_band"])
     edge = SPOT_BAND_UPPER_FRACTION.get(band)
     if edge is None:
         return float("nan"), band

@@ -275,7 +275,9 @@ def plan_fleet(fleet, catalog, *, top: int = 3, today=None) -> dict:
     """The fleet plan: each workload's own plan, the best pool, and the combined choice (never worse)."""
     from infrafit.search.planner import plan, prepare
 
-    plans = [plan(w, catalog, top=top, today=today).to_dict() for w in fleet.workloads]
+    prepared = [prepare(w, catalog, today=today) for w in fleet.workloads]  # evaluated once: planned, then pooled
+    plans = [plan(w, catalog, top=top, today=today, prepared=p).to_dict()
+             for w, p in zip(fleet.workloads, prepared, strict=True)]
     separate = [p["options"][0]["cost"]["tco_usd"] if p["options"] else None for p in plans]
     out: dict = {"name": fleet.name, "horizon_months": int(fleet.workloads[0].horizon_months),
                  "workloads": [{"name": w.name, "plan": p} for w, p in zip(fleet.workloads, plans, strict=True)]}
@@ -286,7 +288,6 @@ def plan_fleet(fleet, catalog, *, top: int = 3, today=None) -> dict:
                            for n in missing]
         return out
     total, plain, notes = separate_total(fleet.workloads, plans)
-    prepared = [prepare(w, catalog, today=today) for w in fleet.workloads]
     pool = best_pool(fleet.workloads, prepared)
     out["separate_tco_usd"] = total
     out["separate_sum_usd"] = plain

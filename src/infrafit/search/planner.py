@@ -439,9 +439,12 @@ def prepare(workload, catalog, *, objective: str = "cost", today=None, verified_
 
 
 def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None, diverse: bool = True,
-         verified_only: bool = False, max_price_age_days: int | None = None) -> Plan:
+         verified_only: bool = False, max_price_age_days: int | None = None,
+         prepared: Prepared | None = None) -> Plan:
     """The whole plan, typed (``Plan.to_dict()`` is the ``plan --json`` shape); no options when nothing
-    meets the hard constraints (the command then exits 3)."""
+    meets the hard constraints (the command then exits 3). ``prepared``: this workload's ``prepare`` with
+    the same arguments, already run (a fleet plans and pools the same evaluated parts); nothing here
+    changes it."""
     if objective not in OBJECTIVES:
         raise InputError(f"unknown objective {objective!r}", fix=f"use one of {', '.join(OBJECTIVES)}")
     if top < 1:
@@ -449,8 +452,9 @@ def plan(workload, catalog, *, objective: str = "cost", top: int = 5, today=None
     if max_price_age_days is not None and max_price_age_days < 0:
         raise InputError(f"--max-price-age-days {max_price_age_days} is negative",
                          fix="give a number of days, e.g. --max-price-age-days 365")
-    prep = prepare(workload, catalog, objective=objective, today=today, verified_only=verified_only,
-                   max_price_age_days=max_price_age_days)
+    prep = prepared if prepared is not None else prepare(
+        workload, catalog, objective=objective, today=today, verified_only=verified_only,
+        max_price_age_days=max_price_age_days)
     if prep.empty:
         return _no_offers(workload, objective, prep.kinds, prep.excluded)
     out = assemble.build(workload, catalog, prep.arch, prep.parts, prep.masks, prep.compat, prep.excluded,

@@ -177,10 +177,16 @@ def build_setup(
     sources: dict[str, list[int]] = {k: [] for k in EFFICIENCY_FIELDS}
     plans = []
     widths = state_widths()
+    found: dict[tuple[str, str, str], dict[str, int]] = {}  # the profile rows of one (generation, stack, math)
     for r in rows:
         plan = plan_precision(r.acc, r.precision)
         plans.append(plan)
         gen, st = r.acc.generation, r.stack
+        key = (gen, st, plan.gemm)
+        if key not in found:
+            found[key] = {fld: prof.index(gen, st, plan.gemm, phase, op)
+                          for fld, (phase, op) in EFFICIENCY_FIELDS.items()}
+        picked = found[key]
         # the TP group's all-reduces stay on its own link; pipeline stages talk over the link that joins
         # the TP x PP chips (the scale-out fabric past one scale-up domain); a MoE replica's all-to-alls
         # span all its chips
@@ -188,8 +194,8 @@ def build_setup(
         pp_bw, pp_lat, _ = link_for(r.acc, r.tp * r.pp, prof, st)
         ep_bw, ep_lat, _ = link_for(r.acc, r.tp * r.pp * r.adp, prof, st)
 
-        for fld, (phase, op) in EFFICIENCY_FIELDS.items():
-            sources[fld].append(prof.index(gen, st, plan.gemm, phase, op))
+        for fld, idx in picked.items():
+            sources[fld].append(idx)
         values = {
             "peak_flops_per_s": r.acc.peak(plan.gemm), "attn_flops_per_s": r.acc.peak(plan.attention),
             "memory_bytes_per_s": r.acc.memory_bytes_per_s, "memory_bytes": r.acc.memory_bytes,
@@ -200,7 +206,7 @@ def build_setup(
             **weight_widths(plan, r, sixteen=_native(r.acc, "bf16")),
             "kv_bytes_per_element": bytes_per_element(plan.kv),
             "state_bytes_per_element": widths.get(st, DEFAULT_STATE_BYTES_PER_ELEMENT),
-            **{fld: prof.rows[sources[fld][-1]].value for fld in EFFICIENCY_FIELDS},
+            **{fld: prof.rows[idx].value for fld, idx in picked.items()},
         }
         values.update(_calibrated(r.acc.id, plan.gemm))
         for k, val in values.items():
