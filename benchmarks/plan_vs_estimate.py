@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
 from infrafit.catalog import load_catalog
 from infrafit.perf import Config, OperatingPoint, estimate
 from infrafit.search.option import host_spec
@@ -37,13 +39,19 @@ def _estimate(workload, catalog, part: Option, serve: bool) -> dict:
 def main() -> int:
     catalog, bad = load_catalog(), 0
     print(f"{'example':26s} {'plan_s':>7s} {'estimate_s':>10s} options matched")
-    for spec in sorted((ROOT / "examples").glob("*.yaml")):
+    specs = sorted((ROOT / "examples").glob("*.yaml")) + [ROOT / "tests" / "fixtures" / "specs" /
+                                                          "deepseek-v3-chat.yaml"]
+    for spec in specs:
+        if "workloads" in yaml.safe_load(spec.read_text()):  # a fleet: its workloads are plans of their own
+            continue
         workload = load_spec(spec)
         start = time.perf_counter()
         p = plan(workload, catalog, top=5)
         plan_s, est_s, matched, total = time.perf_counter() - start, 0.0, 0, 0
         for option in p.options:
             for part in option.parts or (option,):
+                if not (catalog.offers["id"] == part.offer_id).any():  # the spec's own current platform
+                    continue
                 serve = part.part == "serve" or (not option.parts and workload.inference is not None
                                                  and not workload.is_training)
                 t0 = time.perf_counter()

@@ -44,3 +44,30 @@ inference:
     l40s = evaluate_llm(w.model_arch(), [(cat.accelerator("nvidia_l40s"), 4)], ("fp8",), lambda a: ["tensorrt-llm"],
                         w.inference.traffic, w.inference.slo)
     assert {r["tp"] for r in l40s.rows} == {1, 2, 4}  # a PCIe card with a known host link still is
+
+
+def test_a_moes_data_parallel_chips_are_one_expert_parallel_group():
+    """DeepSeek-V3 on 8 H200: the chips TP leaves over run attention data parallel with the routed experts
+    spread over all 8, so every such layout is ep = tp x dp (one engine, as the wide-EP validation rows
+    are read), while a dense model's data-parallel engines share no experts (ep 1)."""
+    cat = load_catalog()
+    spec = """
+name: t
+task: inference
+model: {model}
+precision: [fp8]
+inference:
+  mode: realtime
+  traffic: {{requests_per_s: 1, input_tokens: 2000, output_tokens: 400}}
+  slo: {{ttft_p99_s: 5.0, tpot_p99_s: 0.2}}
+"""
+    h200 = cat.accelerator("nvidia_h200_sxm")
+    moe = parse_spec(spec.format(model="deepseek-v3"))
+    ev = evaluate_llm(moe.model_arch(), [(h200, 8)], ("fp8",), lambda a: ["vllm"], moe.inference.traffic,
+                      moe.inference.slo)
+    assert {(r["tp"], r["dp"]) for r in ev.rows} >= {(1, 8), (2, 4), (8, 1)}
+    assert all(r["ep"] == (r["tp"] * r["dp"] if r["dp"] > 1 else 1) for r in ev.rows)
+    dense = parse_spec(spec.format(model="llama3.1-8b"))
+    ev = evaluate_llm(dense.model_arch(), [(h200, 8)], ("fp8",), lambda a: ["vllm"], dense.inference.traffic,
+                      dense.inference.slo)
+    assert {r["ep"] for r in ev.rows} == {1} and max(r["dp"] for r in ev.rows) == 8
