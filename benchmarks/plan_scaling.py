@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from infrafit.catalog import DATA_DIR, load_catalog
 from infrafit.errors import NoFeasibleOption
@@ -62,7 +63,8 @@ def main() -> None:
     ap.add_argument("--resellers", action="store_true", help="copies from other sellers (not prunable)")
     args = ap.parse_args()
     copies = [int(c) for c in args.copies.split(",")]
-    specs = sorted((ROOT / "examples").glob("*.yaml"))
+    # a fleet spec (``workloads:``) is planned per workload; its items are single workloads like these
+    specs = [s for s in sorted((ROOT / "examples").glob("*.yaml")) if "workloads" not in yaml.safe_load(s.read_text())]
     if args.examples:
         specs = [s for s in specs if s.stem in args.examples.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
