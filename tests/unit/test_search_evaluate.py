@@ -71,3 +71,31 @@ inference:
     ev = evaluate_llm(dense.model_arch(), [(h200, 8)], ("fp8",), lambda a: ["vllm"], dense.inference.traffic,
                       dense.inference.slo)
     assert {r["ep"] for r in ev.rows} == {1} and max(r["dp"] for r in ev.rows) == 8
+
+
+def test_a_stated_ep_is_kept_and_estimate_reports_the_layout_it_ran(capsys):
+    """``estimate --ep 2`` keeps 2 (the user's layout); without it the estimate's JSON reports the expert-
+    parallel group it evaluated, as the plan does."""
+    import json
+    from pathlib import Path
+
+    from infrafit.cli import main
+
+    cat = load_catalog()
+    moe = parse_spec("""
+name: t
+task: inference
+model: deepseek-v3
+precision: [fp8]
+inference:
+  mode: realtime
+  traffic: {requests_per_s: 1, input_tokens: 2000, output_tokens: 400}
+  slo: {ttft_p99_s: 5.0, tpot_p99_s: 0.2}
+""")
+    ev = evaluate_llm(moe.model_arch(), [(cat.accelerator("nvidia_h200_sxm"), 8)], ("fp8",), lambda a: ["vllm"],
+                      moe.inference.traffic, moe.inference.slo, ep=2)
+    assert {r["ep"] for r in ev.rows} == {2}
+    spec = Path(__file__).resolve().parents[1] / "fixtures" / "specs" / "deepseek-v3-chat.yaml"
+    assert main(["estimate", str(spec), "--accelerator", "h200", "--count", "8", "--json"]) == 0
+    par = json.loads(capsys.readouterr().out)["parallelism"]
+    assert par["ep"] == (par["tp"] * par["dp"] if par["dp"] > 1 else 1)

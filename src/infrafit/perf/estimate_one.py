@@ -158,7 +158,7 @@ def estimate_llm(workload: Workload, config: Config, catalog: Catalog,
     breakdown.update({"concurrency_per_replica": t["concurrency"], "replicas": 1.0,
                       "max_concurrency_per_replica": t["kv_max_concurrency"],
                       "weight_precision": plan["weight"], "gemm_precision": plan["gemm"], "kv_precision": plan["kv"]})
-    cfg = replace(config, stack=stack, dp=int(r["dp"]))
+    cfg = replace(config, stack=stack, dp=int(r["dp"]), ep=int(r.get("ep", config.ep) or config.ep))
     return Estimate(
         config=cfg, stack=stack, fits=fits,
         memory=Memory(per_accelerator_bytes=weights + kv + reserve, capacity_bytes=float(acc.memory_bytes),

@@ -207,10 +207,11 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
     rows, cfg = llm_layouts(pairs, precisions, stacks_for, tps, None if search_pp else (pp or 1), ep,
                             num_layers=int(shape.num_layers))
     rows = [with_checkpoint(r, shape) for r in rows]
-    if shape.is_moe:  # chips left over by TP run attention data parallel with the experts over all of them:
-        # one expert-parallel group of tp x dp ranks (``validate.llm.physical_layout``), not dp engines
-        rows = [replace(r, ep=max(r.ep, r.tp * r.adp)) if r.adp > 1 else r for r in rows]
-        cfg = [c | {"ep": max(int(c["ep"]), int(c["tp"]) * int(c["dp"]))} if int(c["dp"]) > 1 else c for c in cfg]
+    if shape.is_moe and ep == 1:  # chips left over by TP run attention data parallel with the experts over all
+        # of them: one expert-parallel group of tp x dp ranks (``validate.llm.physical_layout``), not dp engines;
+        # a stated ep (``estimate --ep``) is kept as given
+        rows = [replace(r, ep=r.tp * r.adp) if r.adp > 1 else r for r in rows]
+        cfg = [c | {"ep": int(c["tp"]) * int(c["dp"])} if int(c["dp"]) > 1 else c for c in cfg]
     if not rows:
         return Evaluated.empty()
     setup, plans, _ = build_setup(rows, profiles)
