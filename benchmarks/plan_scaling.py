@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from infrafit.catalog import DATA_DIR, load_catalog
 from infrafit.errors import NoFeasibleOption
 from infrafit.search.planner import plan
+from infrafit.workload.fleet import Fleet, load_spec_or_fleet
 from infrafit.workload.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,7 +64,7 @@ def main() -> None:
     args = ap.parse_args()
     copies = [int(c) for c in args.copies.split(",")]
     # a fleet spec (``workloads:``) is planned per workload; its items are single workloads like these
-    specs = [s for s in sorted((ROOT / "examples").glob("*.yaml")) if "workloads" not in yaml.safe_load(s.read_text())]
+    specs = [s for s in sorted((ROOT / "examples").glob("*.yaml")) if not isinstance(load_spec_or_fleet(s), Fleet)]
     if args.examples:
         specs = [s for s in specs if s.stem in args.examples.split(",")]
     with tempfile.TemporaryDirectory() as tmp:

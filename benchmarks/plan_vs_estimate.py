@@ -11,14 +11,12 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 from infrafit.catalog import load_catalog
 from infrafit.perf import Config, OperatingPoint, estimate
 from infrafit.search.option import host_spec
 from infrafit.search.planner import plan
 from infrafit.search.types import Option
-from infrafit.workload.spec import load_spec
+from infrafit.workload.fleet import Fleet, load_spec_or_fleet
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = ("throughput", "latency", "time_to_train_s")
@@ -42,9 +40,9 @@ def main() -> int:
     specs = sorted((ROOT / "examples").glob("*.yaml")) + [ROOT / "tests" / "fixtures" / "specs" /
                                                           "deepseek-v3-chat.yaml"]
     for spec in specs:
-        if "workloads" in yaml.safe_load(spec.read_text()):  # a fleet: its workloads are plans of their own
+        workload = load_spec_or_fleet(spec, catalog)
+        if isinstance(workload, Fleet):  # a fleet: its workloads are plans of their own
             continue
-        workload = load_spec(spec)
         start = time.perf_counter()
         p = plan(workload, catalog, top=5)
         plan_s, est_s, matched, total = time.perf_counter() - start, 0.0, 0, 0

@@ -17,12 +17,14 @@ Stand-ins for data the catalog genuinely lacks are the ``GENERIC_*`` constants b
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from infrafit.errors import InputError, suggest
-from infrafit.units import GB, HOURS_PER_MONTH, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
+from infrafit.units import GB, HOURS_PER_DAY, HOURS_PER_MONTH, SECONDS_PER_HOUR, SECONDS_PER_MINUTE
 
 #: Egress for a provider with no row in cost_egress.csv: AWS EC2 internet egress, first 10 TB/month
 #: ($0.09/GB, the catalog's aws_0 row), the hyperscaler list price; conservative for GPU clouds that
@@ -186,20 +188,33 @@ GENERIC_BILLING = ((SECONDS_PER_HOUR, SECONDS_PER_HOUR, 5 * SECONDS_PER_MINUTE),
                    "whole-hour billing and a 5-min boot (assumption: no published rule)")
 
 
-#: (provider, mode) -> the position of its first cost_billing.csv row, per loaded table (kept with the table,
-#: so an id is never read for another one): a plan asks for every provider and mode of its offers.
-_BILLING_INDEX: dict[int, tuple[pd.DataFrame, dict[tuple[str, str], int]]] = {}
+#: Lookup indexes built once per loaded table, kept with the table (so an id is never read for another one):
+#: a plan asks for every provider, host and mode of its offers.
+_INDEXES: dict[tuple[int, str], tuple[pd.DataFrame, dict[tuple[str, ...], Any]]] = {}
 
 
-def _billing_index(table: pd.DataFrame) -> dict[tuple[str, str], int]:
-    held = _BILLING_INDEX.get(id(table))
+def _first_by(table: pd.DataFrame, name: str,
+              columns: Callable[[pd.DataFrame], tuple[list[pd.Series], pd.Series]]) -> dict[tuple[str, ...], Any]:
+    """``{key tuple: value of its first row}`` of ``table``, ``columns(table)`` giving the key columns and
+    the value column; built once per table and ``name``."""
+    held = _INDEXES.get((id(table), name))
     if held is not None and held[0] is table:
         return held[1]
-    index: dict[tuple[str, str], int] = {}
-    for pos, key in enumerate(zip(table["provider"].map(_norm), table["mode"].map(_norm), strict=True)):
-        index.setdefault(key, pos)
-    _BILLING_INDEX[id(table)] = (table, index)
+    keys, value = columns(table)
+    index: dict[tuple[str, ...], Any] = {}
+    for key, v in zip(zip(*keys, strict=True), value, strict=True):
+        index.setdefault(key, v)
+    _INDEXES[(id(table), name)] = (table, index)
     return index
+
+
+def _billing_columns(t: pd.DataFrame) -> tuple[list[pd.Series], pd.Series]:
+    return [t["provider"].map(_norm), t["mode"].map(_norm)], pd.Series(range(len(t)))
+
+
+def _spot_columns(t: pd.DataFrame) -> tuple[list[pd.Series], pd.Series]:
+    keys = [t["provider"].map(_norm), t["host_id"].astype(str), t["region"].astype(str)]
+    return keys, t["frequency_band"].astype(str)
 
 
 def _billing_row(factors: dict, provider: str, mode: str) -> tuple[pd.Series | None, str]:
@@ -208,12 +223,12 @@ def _billing_row(factors: dict, provider: str, mode: str) -> tuple[pd.Series | N
     table = _table(factors, "billing")
     if table.empty:
         return None, f"no billing rule for {provider!r}: {GENERIC_BILLING[1]}"
-    index = _billing_index(table)
+    index = _first_by(table, "billing", _billing_columns)
     for p_key, m_key in ((_norm(provider), _norm(mode)), (_norm(provider), "any"), ("any", _norm(mode)),
                          ("any", "any")):
         pos = index.get((p_key, m_key))
         if pos is not None:
-            row = table.iloc[pos]
+            row = table.iloc[int(pos)]
             return row, "" if p_key != "any" else f"no billing rule for {provider!r}: {row['id']} ({row['notes']})"
     return None, f"no billing rule for {provider!r}: {GENERIC_BILLING[1]}"
 
@@ -256,23 +271,7 @@ def purchase_limits(factors: dict, provider: str, mode: str) -> dict[str, float]
 #: varies between 5% and 15% per day per project, on a seven-day average").
 SPOT_BAND_UPPER_FRACTION = {"<5%": (0.05, HOURS_PER_MONTH), "5-10%": (0.10, HOURS_PER_MONTH),
                             "10-15%": (0.15, HOURS_PER_MONTH), "15-20%": (0.20, HOURS_PER_MONTH),
-                            "5-15%/day": (0.15, 24.0)}
-
-
-_SPOT_INDEX: dict[int, tuple[pd.DataFrame, dict[tuple[str, str, str], str]]] = {}
-
-
-def _spot_index(table: pd.DataFrame) -> dict[tuple[str, str, str], str]:
-    """(provider, host, region) -> the band of its first cost_spot.csv row, once per loaded table."""
-    held = _SPOT_INDEX.get(id(table))
-    if held is not None and held[0] is table:
-        return held[1]
-    index: dict[tuple[str, str, str], str] = {}
-    for key, band in zip(zip(table["provider"].map(_norm), table["host_id"].astype(str), table["region"].astype(str),
-                             strict=True), table["frequency_band"].astype(str), strict=True):
-        index.setdefault(key, band)
-    _SPOT_INDEX[id(table)] = (table, index)
-    return index
+                            "5-15%/day": (0.15, HOURS_PER_DAY)}
 
 
 def spot_hazard(factors: dict, provider: str, host_id: str, region: str) -> tuple[float, str]:
@@ -289,9 +288,9 @@ def spot_hazard(factors: dict, provider: str, host_id: str, region: str) -> tupl
     table = _table(factors, "spot")
     if table.empty:
         return float("nan"), ""
-    bands = _spot_index(table)
+    bands = _first_by(table, "spot", _spot_columns)
     prov = _norm(provider)
-    band = next((bands[k] for k in ((prov, host_id, region), (prov, host_id, "any"), (prov, "any", region),
+    band = next((str(bands[k]) for k in ((prov, host_id, region), (prov, host_id, "any"), (prov, "any", region),
                                     (prov, "any", "any")) if k in bands), None)
     if band is None:
         return float("nan"), ""
