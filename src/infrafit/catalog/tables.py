@@ -213,6 +213,10 @@ STACKS = Schema(
         num("recurrent_state_element_bytes",
             "width the stack keeps linear-attention/SSM recurrent state at by default, bytes per element; "
             "empty = the model's 16-bit dtype", required=False),
+        Column("prefill_cuda_graphs", "bool", required=False,
+               doc="true when the stack replays a scheduler pass that carries prompt tokens as (piecewise) CUDA "
+                   "graphs by default; false or empty when such a pass runs eagerly, launching each layer's "
+                   "kernels from the host (its cost is the fitted prefill ``layer_overhead``)"),
         text("notes", "caveats", required=False),
         *provenance(),
     ),

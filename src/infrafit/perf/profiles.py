@@ -11,7 +11,9 @@ Op classes and their units:
 - ``attention`` (fraction of the 16-bit peak FLOP/s)
 - ``memory`` (fraction of HBM bandwidth)
 - ``step_overhead`` (seconds per decode step: kernel launches, scheduler, sampling)
-- ``layer_overhead`` (seconds per layer per decode step: norms, rotary, kernel tails between GEMMs)
+- ``layer_overhead`` (seconds per layer per decode step: norms, rotary, kernel tails between GEMMs; with
+  phase ``prefill``, per layer of a pass that carries prompt tokens on a stack that runs such passes
+  eagerly, stacks.csv ``prefill_cuda_graphs``: the host launching each kernel)
 - ``sparse_layer_overhead`` (seconds per sparse-attention layer per decode step: the lightning indexer and
   its top-k selection, DeepSeek Sparse Attention)
 - ``seq_overhead`` (seconds per running sequence per decode step: scheduling, sampling, detokenisation)

@@ -39,7 +39,7 @@ import numpy as np
 from infrafit.catalog import load_catalog
 from infrafit.errors import CatalogError
 from infrafit.perf.bands import metric_class
-from infrafit.perf.llm.setup import EFFICIENCY_FIELDS
+from infrafit.perf.llm.setup import EFFICIENCY_FIELDS, prefill_graph_stacks
 from infrafit.perf.llm.shape import LLMShape
 from infrafit.perf.profiles import PROFILE_COLUMNS, ProfileRow, Profiles, default_profiles_path
 from infrafit.perf.types import ValidateContext
@@ -57,7 +57,7 @@ BOUNDS = {"gemm": (0.05, 0.9), "memory": (0.3, 0.95), "attention": (0.05, 0.9), 
           "seq_overhead": (1e-7, 2e-4),
           "request_overhead": (1e-3, 0.5), "burst": (0.0, 1.0), "memory_reserve": (0.02, 0.5),
           "gemm_m_half": (8.0, 512.0), "expert_m_half": (8.0, 512.0),
-          "moe_layer_overhead": (1e-6, 0.01), "layer_overhead": (1e-7, 2e-4),
+          "moe_layer_overhead": (1e-6, 0.01), "layer_overhead": (1e-7, 2e-4), "prefill_layer_overhead": (1e-7, 1e-3),
           "moe_token_overhead": (1e-16, 1e-10), "sparse_layer_overhead": (1e-7, 1e-3)}
 FITTED = {"gemm", "memory", "step_overhead", "request_overhead", "burst", "gemm_m_half", "expert_m_half",
           "moe_layer_overhead", "seq_overhead", "layer_overhead", "moe_token_overhead", "sparse_layer_overhead"}
@@ -117,6 +117,7 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
         chips.setdefault((c.acc.generation, c.stack), set()).add(c.acc.id)
     gen = Counter(c.acc.generation for c in cases)
     stacks = Counter(c.stack for c in cases)
+    graphed = prefill_graph_stacks()
     rows: list[ProfileRow] = [ProfileRow("*", "*", "*", "*", "gemm_m_half", 64.0, len(cases), SOURCE, today)]
     moe = sum(1 for c in cases if c.shape.is_moe)
     if moe >= MIN_ROWS:
@@ -127,6 +128,8 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
             rows.append(ProfileRow("*", s, "*", "decode", "step_overhead", 0.003, n, SOURCE, today))
             rows.append(ProfileRow("*", s, "*", "decode", "seq_overhead", 2e-5, n, SOURCE, today))
             rows.append(ProfileRow("*", s, "*", "decode", "layer_overhead", 2e-5, n, SOURCE, today))
+            if s not in graphed:  # its passes with prompt tokens run eagerly
+                rows.append(ProfileRow("*", s, "*", "prefill", "layer_overhead", 1e-4, n, SOURCE, today))
             rows.append(ProfileRow("*", s, "*", "prefill", "request_overhead", 0.02, n, SOURCE, today))
             moe_s = sum(1 for c in cases if c.stack == s and c.shape.is_moe)
             if moe_s >= MIN_ROWS:
@@ -212,8 +215,8 @@ def fit(ex, measured: np.ndarray, profiles: Profiles, free: np.ndarray, max_eval
     from scipy.sparse import eye, vstack
 
     values = np.array([r.value for r in profiles.rows])
-    lo = np.log(np.maximum([BOUNDS.get(profiles.rows[int(i)].op_class, (1e-9, 1e9))[0] for i in free], 1e-18))
-    hi = np.log(np.array([BOUNDS.get(profiles.rows[int(i)].op_class, (1e-9, 1e9))[1] for i in free]))
+    lo = np.log(np.maximum([bounds(profiles.rows[int(i)])[0] for i in free], 1e-18))
+    hi = np.log(np.array([bounds(profiles.rows[int(i)])[1] for i in free]))
     prior = prior_values(profiles, free)
     has = np.isfinite(prior)
     x_prior = np.clip(np.log(np.where(has, prior, 1.0)), lo, hi)
@@ -240,6 +243,12 @@ def fit(ex, measured: np.ndarray, profiles: Profiles, free: np.ndarray, max_eval
     v = values.copy()
     v[free] = np.exp(x)
     return v
+
+
+def bounds(row: ProfileRow) -> tuple[float, float]:
+    """The physical range of a row's value: ``BOUNDS`` by phase and op class where the phases differ
+    (``prefill_layer_overhead``: an eager pass costs more per layer than a graph-replayed step), else by op class."""
+    return BOUNDS.get(f"{row.phase}_{row.op_class}", BOUNDS.get(row.op_class, (1e-9, 1e9)))
 
 
 def mdape(pred: np.ndarray, meas: np.ndarray) -> float:

@@ -85,6 +85,8 @@ class Setup:
     layer_overhead_s: np.ndarray  # per layer per decode step: norms, rotary, kernel tails and small kernels
     moe_decode_layer_overhead_s: np.ndarray  # per MoE layer per decode step: router, top-k, permute, un-permute
     sparse_layer_overhead_s: np.ndarray  # per indexed (sparse-attention) layer per decode step: indexer, top-k
+    prefill_layer_overhead_s: np.ndarray  # per layer of a pass carrying prompt tokens when it runs eagerly
+    eager_prefill: np.ndarray  # 1 where the stack runs such passes eagerly, 0 where it replays them as CUDA graphs
 
     @property
     def gpus(self) -> np.ndarray:
@@ -364,7 +366,33 @@ def prefill_alone_s(shape: LLMShape, s: Setup, prompt_tokens: np.ndarray, cached
     t_w = _gemm_weight_bytes_per_gpu(shape, s, new) / (s.memory_bytes_per_s * s.eff_memory)
     # the prompt passes the ``pp`` stages one after another, each with ``1 / pp`` of the layers
     stages = s.pp * (np.maximum(t_c, t_w) + pipeline_hop_s(shape, s, new))
-    return stages + s.prefill_overhead_s + moe_prefill_overhead_s(shape, s)
+    eager = prefill_passes(s, new) * eager_pass_s(shape, s)
+    return stages + s.prefill_overhead_s + moe_prefill_overhead_s(shape, s) + eager
+
+
+def prefill_passes(s: Setup, tokens: np.ndarray) -> np.ndarray:
+    """Scheduler passes a prompt of ``tokens`` takes: at most the stack's ``token_budget`` prompt tokens a
+    pass (chunked prefill; TensorRT-LLM ``max_num_tokens``, vLLM ``max_num_batched_tokens``)."""
+    return np.maximum(np.ceil(np.asarray(tokens, dtype=float) / s.token_budget), 1.0)
+
+
+def eager_pass_s(shape: LLMShape, s: Setup) -> np.ndarray:
+    """Launch cost of one scheduler pass that carries prompt tokens, beyond a graph-replayed decode step.
+
+    Stacks replay CUDA graphs for decode-only batches; TensorRT-LLM's PyTorch backend and SGLang run a pass
+    with prompt tokens eagerly by default (their piecewise prefill graphs are opt-in), so the host launches
+    each layer's 20-30 kernels one by one and the pass pays ``prefill_layer_overhead`` per layer (fitted per
+    stack; stacks.csv ``prefill_cuda_graphs``). vLLM V1 replays such passes as piecewise graphs: 0 there.
+    Every pipeline stage launches its own layers in parallel with the others, so this is the whole model's
+    count once (what one pass adds to a prompt's latency)."""
+    return shape.num_layers * s.prefill_layer_overhead_s * s.eager_prefill
+
+
+def mixed_step_fraction(s: Setup, c: np.ndarray, osl: np.ndarray, prompt_tokens: np.ndarray) -> np.ndarray:
+    """Fraction of decode steps that carry prompt tokens at ``C`` in flight: ``C / OSL`` prompts join per
+    step, each over ``prefill_passes`` passes; arriving as a Poisson stream they leave a step empty with
+    probability ``exp(-C / OSL x passes)`` (so two prompts in one step share its eager pass)."""
+    return 1.0 - np.exp(-(c / osl) * prefill_passes(s, prompt_tokens))
 
 
 def moe_token_s(shape: LLMShape, s: Setup, tokens: np.ndarray) -> np.ndarray:
@@ -407,7 +435,7 @@ def _burst_wait_s(
     """
     ahead = s.prefill_burst * (c - 1.0)
     passes = ahead * isl / (s.token_budget * s.adp)
-    return ahead * p_mixed + passes * (s.step_overhead_s + moe_prefill_overhead_s(shape, s))
+    return ahead * p_mixed + passes * (s.step_overhead_s + moe_prefill_overhead_s(shape, s) + eager_pass_s(shape, s))
 
 
 @dataclass(frozen=True)
@@ -502,7 +530,9 @@ def serve(
     step_tokens = c + np.minimum(np.maximum(new, c / osl * new), s.token_budget)
     p_mixed = prefill_compute_s(shape, s, new, new + 2.0 * cached_tokens, step_tokens=np.where(c > 1, step_tokens, new))
     # C / OSL prompts join the batch per step; at C = 1 there is no other request to mix with.
-    share = np.where(c > 1, (c / osl) * p_mixed, 0.0)
+    # and the steps carrying them run eagerly (``eager_pass_s``): a fraction ``mixed_step_fraction`` pays it
+    eager = mixed_step_fraction(s, c, osl, new) * eager_pass_s(shape, s)
+    share = np.where(c > 1, (c / osl) * p_mixed + eager, 0.0)
     tpot = step + share
     lifetime = p_alone + step + (osl - 1.0) * tpot
     rate = c / lifetime  # the engine's throughput at C in flight (``offline_rate``)
@@ -533,5 +563,5 @@ def static_batch_e2e_s(
     osl = np.maximum(np.asarray(output_tokens, dtype=float), 1.0)
     t_c = prefill_compute_s(shape, s, b * isl, isl)
     t_w = _gemm_weight_bytes_per_gpu(shape, s, b * isl) / (s.memory_bytes_per_s * s.eff_memory)
-    prefill = np.maximum(t_c, t_w) + s.prefill_overhead_s
+    prefill = np.maximum(t_c, t_w) + s.prefill_overhead_s + prefill_passes(s, b * isl) * eager_pass_s(shape, s)
     return prefill + (osl - 1.0) * decode_step(shape, s, b, isl + osl / 2.0)["time_s"]

@@ -125,6 +125,7 @@ EFFICIENCY_FIELDS = {  # Setup field -> (phase, op_class) of its profile lookup
     "seq_overhead_s": ("decode", "seq_overhead"), "layer_overhead_s": ("decode", "layer_overhead"),
     "moe_decode_layer_overhead_s": ("decode", "moe_layer_overhead"),
     "sparse_layer_overhead_s": ("decode", "sparse_layer_overhead"),
+    "prefill_layer_overhead_s": ("prefill", "layer_overhead"),
     "moe_token_overhead_s": ("prefill", "moe_token_overhead"),
 }
 
@@ -155,6 +156,17 @@ def state_widths() -> dict[str, float]:
     return {str(i): float(v) for i, v in zip(stacks["id"], col, strict=True) if v == v and v is not None}
 
 
+def prefill_graph_stacks() -> frozenset[str]:
+    """Stacks that replay a pass carrying prompt tokens as (piecewise) CUDA graphs by default
+    (stacks.csv ``prefill_cuda_graphs``; vLLM V1): their passes pay no eager per-layer cost."""
+    from infrafit.catalog import load_catalog
+
+    stacks = load_catalog().stacks
+    if "prefill_cuda_graphs" not in stacks:
+        return frozenset()
+    return frozenset(str(i) for i, v in zip(stacks["id"], stacks["prefill_cuda_graphs"], strict=True) if bool(v))
+
+
 def weight_widths(plan: PrecisionPlan, row: ConfigRow, sixteen: str) -> dict[str, float]:
     """Bytes per element of the quantized weights (block scales included; the checkpoint's own format
     when the row runs the checkpoint's precision) and of the weights kept at 16 bits."""
@@ -177,6 +189,7 @@ def build_setup(
     sources: dict[str, list[int]] = {k: [] for k in EFFICIENCY_FIELDS}
     plans = []
     widths = state_widths()
+    graphed = prefill_graph_stacks()
     found: dict[tuple[str, str, str], dict[str, int]] = {}  # the profile rows of one (generation, stack, math)
     for r in rows:
         plan = plan_precision(r.acc, r.precision)
@@ -206,6 +219,7 @@ def build_setup(
             **weight_widths(plan, r, sixteen=_native(r.acc, "bf16")),
             "kv_bytes_per_element": bytes_per_element(plan.kv),
             "state_bytes_per_element": widths.get(st, DEFAULT_STATE_BYTES_PER_ELEMENT),
+            "eager_prefill": float(st not in graphed),  # passes with prompt tokens run outside CUDA graphs
             **{fld: prof.rows[idx].value for fld, idx in picked.items()},
         }
         values.update(_calibrated(r.acc.id, plan.gemm))
