@@ -1,6 +1,7 @@
 """A scheduler pass that carries prompt tokens runs outside CUDA graphs on TensorRT-LLM and SGLang (their
 piecewise prefill graphs are opt-in), so it pays a launch cost per layer that a graph-replayed decode step
-does not; vLLM V1 replays such passes as piecewise graphs (stacks.csv ``prefill_cuda_graphs``)."""
+does not; vLLM V1 replays such passes as piecewise graphs and compiled-graph stacks have no per-op dispatch
+(stacks.csv ``prefill_pass_graphed``)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,9 @@ def qwen():
 def test_the_stacks_table_says_which_stacks_replay_prefill_passes_as_graphs():
     graphed = prefill_graph_stacks()
     assert "vllm" in graphed
-    assert "tensorrt-llm" not in graphed and "sglang" not in graphed
+    assert "tensorrt-llm" not in graphed and "sglang" not in graphed and "pytorch" not in graphed
+    # compiled-graph stacks (XLA on TPU, Neuron executables, OpenVINO) have no per-op host dispatch
+    assert {"jetstream", "neuron", "openvino"} <= graphed
 
 
 def test_an_eager_pass_costs_per_layer_and_a_graphed_one_nothing(h100, qwen):

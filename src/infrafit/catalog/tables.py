@@ -213,10 +213,12 @@ STACKS = Schema(
         num("recurrent_state_element_bytes",
             "width the stack keeps linear-attention/SSM recurrent state at by default, bytes per element; "
             "empty = the model's 16-bit dtype", required=False),
-        Column("prefill_cuda_graphs", "bool", required=False,
-               doc="true when the stack replays a scheduler pass that carries prompt tokens as (piecewise) CUDA "
-                   "graphs by default; false or empty when such a pass runs eagerly, launching each layer's "
-                   "kernels from the host (its cost is the fitted prefill ``layer_overhead``)"),
+        Column("prefill_pass_graphed", "bool", required=False,
+               doc="true when the stack runs a scheduler pass that carries prompt tokens as a captured or compiled "
+                   "graph by default (vLLM V1's piecewise CUDA graphs; XLA, Neuron, OpenVINO and ONNX Runtime "
+                   "graphs; ggml's graph on CPU); false or empty when it launches each layer's kernels from the "
+                   "host one by one (TensorRT-LLM's PyTorch backend and SGLang by default, PyTorch eager): such "
+                   "a pass pays the fitted prefill ``layer_overhead``"),
         text("notes", "caveats", required=False),
         *provenance(),
     ),

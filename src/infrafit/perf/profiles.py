@@ -13,7 +13,7 @@ Op classes and their units:
 - ``step_overhead`` (seconds per decode step: kernel launches, scheduler, sampling)
 - ``layer_overhead`` (seconds per layer per decode step: norms, rotary, kernel tails between GEMMs; with
   phase ``prefill``, per layer of a pass that carries prompt tokens on a stack that runs such passes
-  eagerly, stacks.csv ``prefill_cuda_graphs``: the host launching each kernel)
+  eagerly, stacks.csv ``prefill_pass_graphed``: the host launching each kernel)
 - ``sparse_layer_overhead`` (seconds per sparse-attention layer per decode step: the lightning indexer and
   its top-k selection, DeepSeek Sparse Attention)
 - ``seq_overhead`` (seconds per running sequence per decode step: scheduling, sampling, detokenisation)

@@ -382,7 +382,8 @@ def eager_pass_s(shape: LLMShape, s: Setup) -> np.ndarray:
     Stacks replay CUDA graphs for decode-only batches; TensorRT-LLM's PyTorch backend and SGLang run a pass
     with prompt tokens eagerly by default (their piecewise prefill graphs are opt-in), so the host launches
     each layer's 20-30 kernels one by one and the pass pays ``prefill_layer_overhead`` per layer (fitted per
-    stack; stacks.csv ``prefill_cuda_graphs``). vLLM V1 replays such passes as piecewise graphs: 0 there.
+    stack; stacks.csv ``prefill_pass_graphed``). vLLM V1 replays such passes as piecewise graphs and the
+    compiled-graph stacks (XLA, Neuron, OpenVINO) dispatch no op from the host: 0 there.
     Every pipeline stage launches its own layers in parallel with the others, so this is the whole model's
     count once (what one pass adds to a prompt's latency)."""
     return shape.num_layers * s.prefill_layer_overhead_s * s.eager_prefill

@@ -158,13 +158,13 @@ def state_widths() -> dict[str, float]:
 
 def prefill_graph_stacks() -> frozenset[str]:
     """Stacks that replay a pass carrying prompt tokens as (piecewise) CUDA graphs by default
-    (stacks.csv ``prefill_cuda_graphs``; vLLM V1): their passes pay no eager per-layer cost."""
+    (stacks.csv ``prefill_pass_graphed``: vLLM V1, XLA, Neuron, ...): their passes pay no eager per-layer cost."""
     from infrafit.catalog import load_catalog
 
     stacks = load_catalog().stacks
-    if "prefill_cuda_graphs" not in stacks:
+    if "prefill_pass_graphed" not in stacks:
         return frozenset()
-    return frozenset(str(i) for i, v in zip(stacks["id"], stacks["prefill_cuda_graphs"], strict=True) if bool(v))
+    return frozenset(str(i) for i, v in zip(stacks["id"], stacks["prefill_pass_graphed"], strict=True) if bool(v))
 
 
 def weight_widths(plan: PrecisionPlan, row: ConfigRow, sixteen: str) -> dict[str, float]:
