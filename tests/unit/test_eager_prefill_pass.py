@@ -89,6 +89,15 @@ def test_tpot_pays_the_eager_passes_of_the_steps_that_carry_prompts(h100, qwen):
         float(serve(qwen, without, one, isl, osl).tpot_p50_s[0]))
 
 
+def test_a_dense_models_data_parallel_groups_pay_their_own_mixed_steps(h100, qwen):
+    s = build_setup([ConfigRow(h100, "fp8", "tensorrt-llm", tp=2, adp=2)])[0]
+    without = replace(s, prefill_layer_overhead_s=np.zeros(1))
+    c, isl, osl = np.array([128.0]), np.array([1024.0]), np.array([256.0])
+    extra = float(serve(qwen, s, c, isl, osl).tpot_p50_s[0] - serve(qwen, without, c, isl, osl).tpot_p50_s[0])
+    # each of the two groups schedules 64 sequences: prompts join it at 64 / 256 a step, not 128 / 256
+    assert extra == pytest.approx(float(((1.0 - np.exp(-0.25)) * eager_pass_s(qwen, s))[0]))
+
+
 def test_the_fit_varies_the_eager_cost_only_for_eager_stacks():
     class Case:
         def __init__(self, stack: str) -> None:

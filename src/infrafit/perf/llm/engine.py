@@ -86,7 +86,7 @@ class Setup:
     moe_decode_layer_overhead_s: np.ndarray  # per MoE layer per decode step: router, top-k, permute, un-permute
     sparse_layer_overhead_s: np.ndarray  # per indexed (sparse-attention) layer per decode step: indexer, top-k
     prefill_layer_overhead_s: np.ndarray  # per layer of a pass carrying prompt tokens when it runs eagerly
-    eager_prefill: np.ndarray  # 1 where the stack runs such passes eagerly, 0 where it replays them as CUDA graphs
+    eager_prefill: np.ndarray  # 1 where the stack runs such passes eagerly, 0 where it runs them as a graph
 
     @property
     def gpus(self) -> np.ndarray:
@@ -531,8 +531,11 @@ def serve(
     step_tokens = c + np.minimum(np.maximum(new, c / osl * new), s.token_budget)
     p_mixed = prefill_compute_s(shape, s, new, new + 2.0 * cached_tokens, step_tokens=np.where(c > 1, step_tokens, new))
     # C / OSL prompts join the batch per step; at C = 1 there is no other request to mix with.
-    # and the steps carrying them run eagerly (``eager_pass_s``): a fraction ``mixed_step_fraction`` pays it
-    eager = mixed_step_fraction(s, c, osl, new) * eager_pass_s(shape, s)
+    # and the steps carrying them run eagerly (``eager_pass_s``): a fraction ``mixed_step_fraction`` pays it. A
+    # dense model's data-parallel groups schedule apart, so a group sees its own C / adp; a MoE's expert layers
+    # synchronise every group, so any group's prompt stalls them all
+    groups = np.where(shape.is_moe, 1.0, s.adp)
+    eager = mixed_step_fraction(s, c / groups, osl, new) * eager_pass_s(shape, s)
     share = np.where(c > 1, (c / osl) * p_mixed + eager, 0.0)
     tpot = step + share
     lifetime = p_alone + step + (osl - 1.0) * tpot

@@ -157,8 +157,8 @@ def state_widths() -> dict[str, float]:
 
 
 def prefill_graph_stacks() -> frozenset[str]:
-    """Stacks that replay a pass carrying prompt tokens as (piecewise) CUDA graphs by default
-    (stacks.csv ``prefill_pass_graphed``: vLLM V1, XLA, Neuron, ...): their passes pay no eager per-layer cost."""
+    """Stacks that run a pass carrying prompt tokens as a captured or compiled graph by default (stacks.csv
+    ``prefill_pass_graphed``: vLLM V1's piecewise CUDA graphs, XLA, Neuron, ...): no eager per-layer cost."""
     from infrafit.catalog import load_catalog
 
     stacks = load_catalog().stacks
