@@ -146,25 +146,25 @@ def _calibrated(accelerator_id: str, precision: str) -> dict[str, float]:
 DEFAULT_STATE_BYTES_PER_ELEMENT = bytes_per_element("bf16")
 
 
-def state_widths() -> dict[str, float]:
-    """Stack id -> bytes per element of the linear-attention/SSM state it keeps by default
-    (stacks.csv ``recurrent_state_element_bytes``; SGLang float32, vLLM the model dtype)."""
+def _stack_column(name: str) -> list[tuple[str, Any]]:
+    """(stack id, value) of one stacks.csv column (the loader fills a column an overlay left out)."""
     from infrafit.catalog import load_catalog
 
     stacks = load_catalog().stacks
-    col = stacks["recurrent_state_element_bytes"]
-    return {str(i): float(v) for i, v in zip(stacks["id"], col, strict=True) if v == v and v is not None}
+    return [(str(i), v) for i, v in zip(stacks["id"], stacks[name], strict=True)]
+
+
+def state_widths() -> dict[str, float]:
+    """Stack id -> bytes per element of the linear-attention/SSM state it keeps by default
+    (stacks.csv ``recurrent_state_element_bytes``; SGLang float32, vLLM the model dtype)."""
+    return {i: float(v) for i, v in _stack_column("recurrent_state_element_bytes")
+            if v == v and v is not None}
 
 
 def prefill_graph_stacks() -> frozenset[str]:
     """Stacks that run a pass carrying prompt tokens as a captured or compiled graph by default (stacks.csv
     ``prefill_pass_graphed``: vLLM V1's piecewise CUDA graphs, XLA, Neuron, ...): no eager per-layer cost."""
-    from infrafit.catalog import load_catalog
-
-    stacks = load_catalog().stacks
-    if "prefill_pass_graphed" not in stacks:
-        return frozenset()
-    return frozenset(str(i) for i, v in zip(stacks["id"], stacks["prefill_pass_graphed"], strict=True) if bool(v))
+    return frozenset(i for i, v in _stack_column("prefill_pass_graphed") if bool(v))
 
 
 def weight_widths(plan: PrecisionPlan, row: ConfigRow, sixteen: str) -> dict[str, float]:
