@@ -232,6 +232,27 @@ def engine_part(acc: Any, engines: int) -> Any:
                    memory_bytes=acc.memory_bytes / engines, memory_bytes_per_s=acc.memory_bytes_per_s / engines)
 
 
+#: Sustained clock against board power under a power cap: dynamic power is ``C V^2 f`` and across the DVFS range
+#: the voltage rises about in step with the clock, so power goes as ``f^3`` and the clock the cap allows as
+#: ``power^(1/3)`` (Hennessy & Patterson, Computer Architecture 6th ed., sec. 1.5, "dynamic power ... with
+#: voltage and frequency scaled together").
+CLOCK_POWER_EXPONENT = 1.0 / 3.0
+
+
+def power_limited(acc: Any, watts: float | None) -> Any:
+    """``acc`` run at a board power of ``watts`` instead of its catalog ``tdp_w`` (a row's ``power_limit_w``):
+    compute-bound kernels run at the clock that power sustains, so every compute peak scales by
+    ``(watts / tdp_w) ** CLOCK_POWER_EXPONENT``; HBM runs on its own clock, so memory bandwidth does not move.
+    NVIDIA's MLPerf v4.1 H200 "CTS" systems state a 1,000 W TGP against the catalog's 700 W: a factor 1.126,
+    against the 1.114 (Offline) and 1.088 (Server) the same submitter measured between its 1,000 W and 700 W
+    eight-GPU Llama 2 70B systems. Unchanged when either power is unknown or they agree."""
+    tdp = float(getattr(acc, "tdp_w", float("nan")) or float("nan"))
+    if watts is None or not (watts > 0 and tdp > 0) or watts == tdp:
+        return acc
+    factor = (watts / tdp) ** CLOCK_POWER_EXPONENT
+    return replace(acc, peak_flops_per_s={k: v * factor for k, v in acc.peak_flops_per_s.items()}, tdp_w=watts)
+
+
 def prepare(row: dict[str, str], ctx: ValidateContext) -> Case:
     """A ``Case`` for ``row`` or ``SkipRow`` with the reason it cannot be modelled."""
     metric = (row.get("metric_kind") or "").strip()
@@ -241,6 +262,7 @@ def prepare(row: dict[str, str], ctx: ValidateContext) -> Case:
         acc = ctx.catalog.accelerator(row["accelerator_id"])
     except Exception:  # noqa: BLE001
         raise SkipRow(f"accelerator {row.get('accelerator_id')!r} not in the catalog") from None
+    acc = power_limited(acc, _num(row, "power_limit_w"))
     row = layout_from_id(row)
     workload = row["workload"].strip()
     mp = preset(workload)

@@ -134,6 +134,8 @@ _TOKEN_COLUMNS = ("input_tokens", "output_tokens", "seq_len", "mean_output_token
 #: Largest accelerator count or parallel degree a row may state (the biggest published systems are
 #: ~100k chips; 1e30 is a typo).
 MAX_COUNT = 1_000_000
+#: Largest board power a row may state (a GB300 superchip module is ~2.8 kW; 10 kW is a unit slip).
+MAX_BOARD_POWER_W = 10_000
 
 
 def screen_row(row: dict[str, str]) -> str | None:
@@ -163,6 +165,15 @@ def screen_row(row: dict[str, str]) -> str | None:
                 return f"{where}: {col} {text!r} is not a number"
             if not (math.isfinite(value) and value >= 0):
                 return f"{where}: {col} {text!r} must be a finite number >= 0"
+    watts = (row.get("power_limit_w") or "").strip()
+    if watts:
+        try:
+            value = float(watts)
+        except ValueError:
+            return f"{where}: power_limit_w {watts!r} is not a number"
+        if not (math.isfinite(value) and 1 <= value <= MAX_BOARD_POWER_W):
+            return (f"{where}: power_limit_w {watts!r} must be the board power in watts, "
+                    f"from 1 to {MAX_BOARD_POWER_W:,}")
     prec = (row.get("precision") or "").strip().lower()
     if prec and prec not in PRECISIONS and prec not in ("mixed", "unknown"):
         return f"{where}: precision {prec!r} is unknown (one of {', '.join(PRECISIONS)})"
