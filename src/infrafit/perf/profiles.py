@@ -117,8 +117,24 @@ def _parse(path: Path) -> tuple[ProfileRow, ...]:
                 retrieved_on=rec["retrieved_on"],
             )
             _check_unit(path, line, row, (rec.get("unit") or "").strip())
+            _check_retired(path, line, row)
             rows.append(row)
     return tuple(rows)
+
+
+#: (phase, op class) keys no lookup reads any more, with what replaced them: a row keyed so would be ignored.
+RETIRED_KEYS = {
+    ("decode", "gemm"): "both phases read the chip's one GEMM efficiency (a decode GEMM is the same kernel at "
+                        "M = batch; gemm_m_half prices a small M): key it prefill/gemm",
+}
+
+
+def _check_retired(path: Path, line: int, row: ProfileRow) -> None:
+    """A row keyed by a retired (phase, op class) is refused, not silently ignored."""
+    why = RETIRED_KEYS.get((row.phase, row.op_class))
+    if why is not None:
+        raise CatalogError(f"{path}:{line} phase/op_class: {row.phase}/{row.op_class} rows are no longer read",
+                           fix=why)
 
 
 def _check_unit(path: Path, line: int, row: ProfileRow, unit: str) -> None:

@@ -64,9 +64,9 @@ FITTED = {"gemm", "memory", "step_overhead", "request_overhead", "burst", "gemm_
 # priors' own ranges: 60-80% of peak for large GEMMs, 70-80% of HBM bandwidth, "a few ms" per step).
 PRIOR_SIGMA_LOG = 0.5
 MAX_EVALS = 100  # the trust-region solver's evaluation budget (it converges in 20-40 on the shipped sets)
-# The solver stops on a small step (xtol) while a weakly coupled key (Ada's decode GEMM efficiency, 10 rows)
-# can still move: it is restarted from its own solution until a run gains less than RESTART_GAIN of the cost
-# (2026-12-06: one restart took the cost from 82.31 to 82.23 and Ada's decode GEMM from 0.47 to 0.64).
+# The solver stops on a small step (xtol) while a weakly coupled key (10 Ada rows) can still move: it is
+# restarted from its own solution until a run gains less than RESTART_GAIN of the cost (2026-12-06: one
+# restart took the cost from 82.31 to 82.23 and Ada's then separate decode GEMM efficiency from 0.47 to 0.64).
 MAX_RESTARTS = 3
 RESTART_GAIN = 1e-4
 SOURCE = "fitted by scripts/fit_profiles_llm.py on benchmarks/data/calibration.csv + latency_calibration.csv"
@@ -92,9 +92,10 @@ def _read() -> tuple[ProfileRow, ...]:
 def candidate_rows(cases: list) -> list[ProfileRow]:
     """The rows the fit varies, each keyed by physical things and backed by >= ``MIN_ROWS`` rows.
 
-    - per generation: prefill GEMM efficiency, one physical efficiency of the chip's large GEMMs whatever
-      the stack (a per-stack value absorbed the stacks' TTFT queueing and fixed costs: 0.48-0.90 on
-      one chip), and decode GEMM efficiency (binds only at large batches);
+    - per generation: GEMM efficiency, one physical efficiency of the chip's GEMMs whatever the stack (a
+      per-stack value absorbed the stacks' TTFT queueing and fixed costs: 0.48-0.90 on one chip) and
+      whatever the phase (a decode step's GEMM is the same kernel at M = batch; ``gemm_m_half`` prices M;
+      the row is keyed ``prefill/gemm`` and ``perf.llm.setup.EFFICIENCY_FIELDS`` reads it for both);
     - per (generation, stack): decode HBM efficiency (the stack's attention and GEMV kernels on that chip
       generation), when backed by >= ``MIN_ROWS`` rows from >= ``MIN_CHIPS`` chips of the generation;
       the rest of a generation's rows get one (generation, *) row instead;
@@ -142,7 +143,6 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
     for g, n in gen.items():
         if n < MIN_ROWS:
             continue
-        rows.append(ProfileRow(g, "*", "*", "decode", "gemm", 0.5, n, SOURCE, today))
         own = [(s, k) for (gg, s), k in gs.items()
                if gg == g and k >= MIN_ROWS and len(chips[(g, s)]) >= MIN_CHIPS]
         rows.append(ProfileRow(g, "*", "*", "prefill", "gemm", 0.5, n, SOURCE, today))

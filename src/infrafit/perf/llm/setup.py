@@ -115,8 +115,12 @@ def with_checkpoint(row: ConfigRow, shape: Any) -> ConfigRow:
 #: Scale-up fabrics on which every chip reaches every other in one hop (small all-reduces: one-shot).
 ONE_HOP_TOPOLOGIES = ("switch", "full_mesh")
 
-EFFICIENCY_FIELDS = {  # Setup field -> (phase, op_class) of its profile lookup
-    "eff_prefill_gemm": ("prefill", "gemm"), "eff_decode_gemm": ("decode", "gemm"),
+#: Setup field -> (phase, op_class) of its profile lookup. Both phases' GEMMs read one row, keyed
+#: ``prefill/gemm``: a decode step's GEMM at batch B is the same tiled kernel with M = B, and what M costs is
+#: the tile-padding row (``gemm_m_half``), not a second efficiency. A separate decode value was identified only
+#: by large-batch rows and moved 0.79 -> 0.50 on Hopper when the H200 was left out of the fit.
+EFFICIENCY_FIELDS = {
+    "eff_prefill_gemm": ("prefill", "gemm"), "eff_decode_gemm": ("prefill", "gemm"),
     "eff_memory": ("decode", "memory"), "eff_attention": ("*", "attention"),
     "step_overhead_s": ("decode", "step_overhead"), "prefill_overhead_s": ("prefill", "request_overhead"),
     "memory_reserve_fraction": ("*", "memory_reserve"), "prefill_burst": ("prefill", "burst"),
