@@ -57,7 +57,7 @@ def test_the_solver_recovers_efficiencies_the_model_itself_measured():
         lo, hi = BOUNDS.get(profiles.rows[i].op_class, (1e-9, 1e9))
         truth[i] = min(max(prior[k] if np.isfinite(prior[k]) else truth[i], lo), hi)
     start = truth.copy()
-    mem = _index(profiles, "hopper", "vllm", "decode", "memory")
+    mem = _index(profiles, "hopper", "*", "decode", "memory")
     gemm = _index(profiles, "hopper", "*", "prefill", "gemm")
     truth[mem], truth[gemm] = 0.62, 0.41  # the priors say 0.75 and 0.6
     measured = evaluate(ex, truth)
@@ -110,7 +110,7 @@ def test_a_run_that_stops_short_is_restarted_from_its_own_solution(monkeypatch):
 
     cases, profiles, free, ex = _problem()
     truth = np.array([r.value for r in profiles.rows])
-    mem = _index(profiles, "hopper", "vllm", "decode", "memory")
+    mem = _index(profiles, "hopper", "*", "decode", "memory")
     gemm = _index(profiles, "hopper", "*", "prefill", "gemm")
     truth[mem], truth[gemm] = 0.62, 0.41
     measured = evaluate(ex, truth)

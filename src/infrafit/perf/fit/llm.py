@@ -7,9 +7,9 @@ tile-padding rows of dense and grouped expert GEMMs (``gemm_m_half``, ``expert_m
 per-layer, per-MoE-layer, per-sequence and per-request overheads and the prefill-burst fraction, keyed ONLY by
 physical things (generation, serving stack, precision, phase, op class); see ``candidate_rows``. A key gets
 its own row when the calibration sets have at least ``MIN_ROWS`` rows for it; otherwise it falls back to a
-wider wildcard row. A (generation, stack) row also needs data from at least ``MIN_CHIPS`` chips of that
-generation: fitted on one chip it would carry that chip's quirks (clocks, power cap, NVLink domain) to its
-siblings, so such a key takes the generation-wide row.
+wider wildcard row. The chip's efficiencies (GEMM, HBM) are one
+value per generation (and precision for fp4 GEMMs), never per stack: a per-stack value absorbed the models
+that stack happened to be measured on; the stacks differ in their fixed and per-layer costs instead.
 
 How: robust least squares on log(predicted / measured) (``scipy.optimize.least_squares``, soft-L1, the
 exact Jacobian sparsity; see ``fit``) with each cited prior as one pseudo-row, parameters in log space, within
@@ -49,7 +49,6 @@ ROOT = Path(__file__).resolve().parents[4]
 DATA = ROOT / "benchmarks" / "data"
 FIT_REPORT = ROOT / "benchmarks" / "llm_profile_fit.json"  # read by infrafit.perf.validate.accuracy_report
 MIN_ROWS = 8
-MIN_CHIPS = 2  # a (generation, stack) row needs data from >= 2 chips of the generation, else (generation, *)
 # Physical ranges: no kernel sustains more than ~90% of a datasheet peak (tensor cores) or ~95% of
 # HBM bandwidth; overheads between a CUDA-graph launch (~10 us) and a slow Python scheduler step.
 BOUNDS = {"gemm": (0.05, 0.9), "memory": (0.3, 0.95), "attention": (0.05, 0.9), "step_overhead": (1e-4, 1e-3),
@@ -96,9 +95,9 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
       per-stack value absorbed the stacks' TTFT queueing and fixed costs: 0.48-0.90 on one chip) and
       whatever the phase (a decode step's GEMM is the same kernel at M = batch; ``gemm_m_half`` prices M;
       the row is keyed ``prefill/gemm`` and ``perf.llm.setup.EFFICIENCY_FIELDS`` reads it for both);
-    - per (generation, stack): decode HBM efficiency (the stack's attention and GEMV kernels on that chip
-      generation), when backed by >= ``MIN_ROWS`` rows from >= ``MIN_CHIPS`` chips of the generation;
-      the rest of a generation's rows get one (generation, *) row instead;
+    - per generation: decode HBM efficiency, the share of the datasheet bandwidth a decode step's weight and
+      KV streams reach on that chip, whatever the stack (per (generation, stack) it ranged 0.72-0.95 on
+      Blackwell: SGLang's value was set by the MLA models it was measured on, and a new model inherited it);
     - per stack: decode-step constant (scheduler, launches, sampling), its part per layer and per MoE
       layer (the small kernels between GEMMs; router, top-k, permutation), its part per running sequence
       (scheduling, sampling, detokenisation of each sequence: TPOT at hundreds in flight), per-request
@@ -111,10 +110,6 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
     grouped MoE GEMMs) are one global value each: physics of tiled kernels, not of a stack.
     """
     today = dt.date.today().isoformat()
-    gs = Counter((c.acc.generation, c.stack) for c in cases)
-    chips: dict[tuple[str, str], set[str]] = {}
-    for c in cases:
-        chips.setdefault((c.acc.generation, c.stack), set()).add(c.acc.id)
     gen = Counter(c.acc.generation for c in cases)
     stacks = Counter(c.stack for c in cases)
     graphed = prefill_graph_stacks()
@@ -143,13 +138,8 @@ def candidate_rows(cases: list) -> list[ProfileRow]:
     for g, n in gen.items():
         if n < MIN_ROWS:
             continue
-        own = [(s, k) for (gg, s), k in gs.items()
-               if gg == g and k >= MIN_ROWS and len(chips[(g, s)]) >= MIN_CHIPS]
         rows.append(ProfileRow(g, "*", "*", "prefill", "gemm", 0.5, n, SOURCE, today))
-        if sum(k for _, k in own) < n:
-            rows.append(ProfileRow(g, "*", "*", "decode", "memory", 0.7, n, SOURCE, today))
-        for s, k in own:
-            rows.append(ProfileRow(g, s, "*", "decode", "memory", 0.7, k, SOURCE, today))
+        rows.append(ProfileRow(g, "*", "*", "decode", "memory", 0.7, n, SOURCE, today))
     fp4 = Counter(c.acc.generation for c in cases if c.precision == "fp4")
     for g, n in fp4.items():
         if n >= MIN_ROWS:
