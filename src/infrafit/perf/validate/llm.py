@@ -234,8 +234,8 @@ def engine_part(acc: Any, engines: int) -> Any:
 
 #: Sustained clock against board power under a power cap: dynamic power is ``C V^2 f`` and across the DVFS range
 #: the voltage rises about in step with the clock, so power goes as ``f^3`` and the clock the cap allows as
-#: ``power^(1/3)`` (Hennessy & Patterson, Computer Architecture 6th ed., sec. 1.5, "dynamic power ... with
-#: voltage and frequency scaled together").
+#: ``power^(1/3)`` (the dynamic-power relation of Hennessy & Patterson, Computer Architecture 6th ed., sec. 1.5,
+#: with voltage scaled together with frequency).
 CLOCK_POWER_EXPONENT = 1.0 / 3.0
 
 
@@ -245,7 +245,8 @@ def power_limited(acc: Any, watts: float | None) -> Any:
     ``(watts / tdp_w) ** CLOCK_POWER_EXPONENT``; HBM runs on its own clock, so memory bandwidth does not move.
     NVIDIA's MLPerf v4.1 H200 "CTS" systems state a 1,000 W TGP against the catalog's 700 W: a factor 1.126,
     against the 1.114 (Offline) and 1.088 (Server) the same submitter measured between its 1,000 W and 700 W
-    eight-GPU Llama 2 70B systems. Unchanged when either power is unknown or they agree."""
+    eight-GPU Llama 2 70B systems (the engine predicts 1.09x there: not every step is compute-bound). Unchanged
+    when either power is unknown or they agree."""
     tdp = float(getattr(acc, "tdp_w", float("nan")) or float("nan"))
     if watts is None or not (watts > 0 and tdp > 0) or watts == tdp:
         return acc
