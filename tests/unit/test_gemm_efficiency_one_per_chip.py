@@ -2,7 +2,7 @@
 
 A decode step's GEMM at batch B is the same tiled kernel as a prefill GEMM with M = B; what a small M costs
 is the tile-padding row (``gemm_m_half``), not a second efficiency. A separate decode value was identified
-only by large-batch rows and moved from 0.79 to 0.50 on Hopper when the H200 was left out of the fit."""
+only by large-batch rows: on Hopper 0.79-0.81 fitted on all rows, 0.50 with the H200 left out of the fit."""
 
 from __future__ import annotations
 

@@ -67,3 +67,18 @@ def test_validate_refuses_a_power_that_is_not_a_board_power(value):
 
 def test_validate_accepts_a_board_power():
     assert screen_row({"row_id": "r1", "metric_value": "1.0", "power_limit_w": "1000"}) is None
+
+
+def test_a_stated_power_on_a_chip_without_a_published_power_is_skipped_with_the_reason(mlperf_h200):
+    """Every column acts or is refused: the clock scaling needs the chip's own board power."""
+    from infrafit.perf.types import SkipRow
+
+    row = dict(mlperf_h200["369"], accelerator_id="aws_trainium2")
+    assert not load_catalog().accelerator("aws_trainium2").tdp_w > 0
+    with pytest.raises(SkipRow, match="power_limit_w 1000 is stated but the catalog has no tdp_w"):
+        rows_llm.prepare(row, ValidateContext(load_catalog(), None))
+    row["power_limit_w"] = ""
+    try:  # without the power the row is prepared, or skipped for another reason
+        rows_llm.prepare(row, ValidateContext(load_catalog(), None))
+    except SkipRow as exc:
+        assert "power_limit_w" not in exc.reason

@@ -118,7 +118,7 @@ ONE_HOP_TOPOLOGIES = ("switch", "full_mesh")
 #: Setup field -> (phase, op_class) of its profile lookup. Both phases' GEMMs read one row, keyed
 #: ``prefill/gemm``: a decode step's GEMM at batch B is the same tiled kernel with M = B, and what M costs is
 #: the tile-padding row (``gemm_m_half``), not a second efficiency. A separate decode value was identified only
-#: by large-batch rows and moved 0.79 -> 0.50 on Hopper when the H200 was left out of the fit.
+#: by large-batch rows: on Hopper 0.79-0.81 fitted on all rows, 0.50 with the H200 left out of the fit.
 EFFICIENCY_FIELDS = {
     "eff_prefill_gemm": ("prefill", "gemm"), "eff_decode_gemm": ("prefill", "gemm"),
     "eff_memory": ("decode", "memory"), "eff_attention": ("*", "attention"),

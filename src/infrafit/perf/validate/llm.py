@@ -263,7 +263,12 @@ def prepare(row: dict[str, str], ctx: ValidateContext) -> Case:
         acc = ctx.catalog.accelerator(row["accelerator_id"])
     except Exception:  # noqa: BLE001
         raise SkipRow(f"accelerator {row.get('accelerator_id')!r} not in the catalog") from None
-    acc = power_limited(acc, _num(row, "power_limit_w"))
+    watts = _num(row, "power_limit_w")
+    if watts is not None and not float(acc.tdp_w or 0.0) > 0:  # nan (not published) compares False too
+        raise SkipRow(f"power_limit_w {watts:g} is stated but the catalog has no tdp_w for {acc.id!r}, so the "
+                      "clock that power sustains is unknown (add the chip's published board power to "
+                      "accelerators.csv, or leave power_limit_w empty)")
+    acc = power_limited(acc, watts)
     row = layout_from_id(row)
     workload = row["workload"].strip()
     mp = preset(workload)
