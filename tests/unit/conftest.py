@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import csv
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -14,6 +16,17 @@ CHAT_8B_SPEC = {"name": "chat8b", "task": "inference", "model": "llama3.1-8b", "
                               "traffic": {"requests_per_s": 4, "input_tokens": 800, "output_tokens": 200},
                               "slo": {"ttft_p99_s": 1.0, "tpot_p99_s": 0.05}},
                 "placement": {"countries": ["US"]}, "deployment": {"allowed": ["cloud"]}, "horizon_months": 12}
+
+
+#: The shipped throughput calibration set (MLPerf and vendor rows, with their sources).
+CALIBRATION = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "calibration.csv"
+
+
+@pytest.fixture(scope="session")
+def calibration_rows() -> dict[str, dict[str, str]]:
+    """Every row of ``benchmarks/data/calibration.csv`` by ``row_id`` (read once; copy a row before changing it)."""
+    with CALIBRATION.open(newline="") as f:
+        return {r["row_id"]: r for r in csv.DictReader(f)}
 
 
 @pytest.fixture(scope="module")

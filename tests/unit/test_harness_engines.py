@@ -8,23 +8,13 @@ Each engine gets its share of the socket's compute, bandwidth and memory."""
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-from pathlib import Path
 
 import pytest
 
 from infrafit.catalog import load_catalog
 from infrafit.perf.types import ValidateContext
 from infrafit.perf.validate import llm as rows_llm
-
-CALIBRATION = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "calibration.csv"
-
-
-@pytest.fixture(scope="module")
-def gptj_rows():
-    with CALIBRATION.open(newline="") as f:
-        return {r["row_id"]: r for r in csv.DictReader(f) if r["row_id"] in ("285", "286")}
 
 
 def test_an_engine_gets_its_share_of_the_chip():
@@ -36,10 +26,10 @@ def test_an_engine_gets_its_share_of_the_chip():
     assert rows_llm.engine_part(xeon, 1) is xeon
 
 
-def test_the_harness_engines_and_their_request_caps_are_the_layout_predicted(gptj_rows):
+def test_the_harness_engines_and_their_request_caps_are_the_layout_predicted(calibration_rows):
     ctx = ValidateContext(load_catalog(), None)
-    offline, server = (rows_llm.prepare(gptj_rows[k], ctx) for k in ("285", "286"))
-    assert gptj_rows["286"]["engines_per_chip"] == "2" and gptj_rows["286"]["max_num_seqs"] == "4"
+    offline, server = (rows_llm.prepare(calibration_rows[k], ctx) for k in ("285", "286"))
+    assert calibration_rows["286"]["engines_per_chip"] == "2" and calibration_rows["286"]["max_num_seqs"] == "4"
     assert (server.count, server.layouts, server.max_seqs) == (4, ((1, 1, 1, 1),), 4.0)
     assert (offline.count, offline.max_seqs) == (16, 13.0)
     uncapped = dataclasses.replace(offline, max_seqs=None)

@@ -6,23 +6,12 @@ clock that power sustains (``power^(1/3)``); HBM bandwidth does not move."""
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
 import pytest
 
 from infrafit.catalog import load_catalog
 from infrafit.perf.types import ValidateContext
 from infrafit.perf.validate import llm as rows_llm
 from infrafit.perf.validate.run import screen_row
-
-CALIBRATION = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "calibration.csv"
-
-
-@pytest.fixture(scope="module")
-def mlperf_h200():
-    with CALIBRATION.open(newline="") as f:
-        return {r["row_id"]: r for r in csv.DictReader(f) if r["row_id"] in ("369", "385")}
 
 
 def test_compute_peaks_scale_with_the_cube_root_of_power_and_bandwidth_does_not():
@@ -44,8 +33,8 @@ def test_no_stated_power_or_the_catalog_power_leaves_the_chip_alone():
     assert rows_llm.power_limited(h200, 700.0) is h200
 
 
-def test_the_1000_w_h200_system_is_predicted_faster_by_the_power_factor_only(mlperf_h200):
-    cts_row, air_row = mlperf_h200["369"], mlperf_h200["385"]
+def test_the_1000_w_h200_system_is_predicted_faster_by_the_power_factor_only(calibration_rows):
+    cts_row, air_row = calibration_rows["369"], calibration_rows["385"]
     assert cts_row["power_limit_w"] == "1000" and air_row["power_limit_w"] == ""
     assert "H200 TGP 1000W" in cts_row["accelerator_mapping_note"]
     ctx = ValidateContext(load_catalog(), None)
@@ -69,11 +58,11 @@ def test_validate_accepts_a_board_power():
     assert screen_row({"row_id": "r1", "metric_value": "1.0", "power_limit_w": "1000"}) is None
 
 
-def test_a_stated_power_on_a_chip_without_a_published_power_is_skipped_with_the_reason(mlperf_h200):
+def test_a_stated_power_on_a_chip_without_a_published_power_is_skipped_with_the_reason(calibration_rows):
     """Every column acts or is refused: the clock scaling needs the chip's own board power."""
     from infrafit.perf.types import SkipRow
 
-    row = dict(mlperf_h200["369"], accelerator_id="aws_trainium2")
+    row = dict(calibration_rows["369"], accelerator_id="aws_trainium2")
     assert not load_catalog().accelerator("aws_trainium2").tdp_w > 0
     with pytest.raises(SkipRow, match="power_limit_w 1000 is stated but the catalog has no tdp_w"):
         rows_llm.prepare(row, ValidateContext(load_catalog(), None))
