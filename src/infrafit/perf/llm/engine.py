@@ -445,6 +445,9 @@ class Serving:
 
     ttft_p50_s: np.ndarray
     ttft_p99_s: np.ndarray
+    #: the mean over requests (what ``vllm bench``'s ``mean_ttft_ms`` and AIConfigurator's silicon rows report):
+    #: the M/D/1 wait enters at its mean, not at its median (``ln 2`` of it)
+    ttft_mean_s: np.ndarray
     tpot_p50_s: np.ndarray
     tpot_p99_s: np.ndarray
     requests_per_s: np.ndarray  # per instance, at the requested concurrency and arrival process
@@ -544,7 +547,9 @@ def serve(
     wait = md1_wait_s(rho, p_mixed)
     burst = np.where(closed_loop, _burst_wait_s(shape, s, c, new, p_mixed, step), 0.0)
     slot_wait = np.maximum(c_req / c_max - 1.0, 0.0) * lifetime
+    # the M/D/1 wait is ~exponential past the service: its median is ln 2 of its mean
     ttft50 = p_alone + np.where(c > 1, 0.5 * step, 0.0) + wait * np.log(2.0) + burst + slot_wait
+    ttft_mean = p_alone + np.where(c > 1, 0.5 * step, 0.0) + wait + burst + slot_wait
     ttft99 = p_alone + np.where(c > 1, step, 0.0) + wait * P99_TAIL + 2.0 * burst + slot_wait
     # Little's law on the clients' view, never above what the engine processes (see ``offline_rate``)
     engine = rate
@@ -552,7 +557,7 @@ def serve(
     # per-request TPOT varies with how many prompts land during its OSL steps (Poisson count)
     jitter = Z99 * np.sqrt(np.maximum(c / osl, 0.0) / osl) * p_mixed
     return Serving(
-        ttft_p50_s=ttft50, ttft_p99_s=ttft99, tpot_p50_s=tpot, tpot_p99_s=tpot + jitter,
+        ttft_p50_s=ttft50, ttft_p99_s=ttft99, ttft_mean_s=ttft_mean, tpot_p50_s=tpot, tpot_p99_s=tpot + jitter,
         requests_per_s=rate, output_tokens_per_s=rate * osl, offline_requests_per_s=engine, decode_step_s=step,
         prefill_share_s=share, prefill_utilisation=rho,
     )

@@ -61,6 +61,8 @@ class Case:
     max_seqs: float | None = None  # requests in flight one engine admits (the harness's cap), None = unbounded
     tokens_per_sample: float | None = None
     count: int = 1
+    #: ``mean`` rows (``metric_statistic``) compare TTFT with its mean over requests, others with its median
+    statistic: str = "median"
 
 
 def _num(row: dict[str, str], key: str) -> float | None:
@@ -69,6 +71,18 @@ def _num(row: dict[str, str], key: str) -> float | None:
         return float(v) if v else None
     except ValueError:
         return None
+
+
+#: ``metric_statistic`` values: over requests, the mean or the median; empty (not stated) reads as the median
+STATISTICS = {"mean": "mean", "median": "median", "p50": "median", "": "median"}
+
+
+def row_statistic(row: dict[str, str]) -> str:
+    """``mean`` or ``median``: the statistic over requests a latency row reports (``metric_statistic``)."""
+    text = (row.get("metric_statistic") or "").strip().lower()
+    if text not in STATISTICS:
+        raise SkipRow(f"metric_statistic {text!r} is not one of mean, median, p50 (or empty: not stated)")
+    return STATISTICS[text]
 
 
 def resolve_arch(name: str, ctx: ValidateContext) -> Any:
@@ -288,7 +302,8 @@ def prepare(row: dict[str, str], ctx: ValidateContext) -> Case:
         layouts = (stated,) if stated else _searched_layouts(acc, count, shape)
     base = Case(row_id=row["row_id"], metric_kind=metric, scope=(row.get("metric_scope") or "system").strip(),
                 shape=shape, acc=acc, precision=precision, stack=stack, layouts=layouts,
-                input_tokens=0.0, output_tokens=0.0, mode="fixed", count=count, max_seqs=_num(row, "max_num_seqs"))
+                input_tokens=0.0, output_tokens=0.0, mode="fixed", count=count, max_seqs=_num(row, "max_num_seqs"),
+                statistic=row_statistic(row))
     if mp is not None:
         return _mlperf_case(base, row, mp, count)
     return _table_case(base, row)
@@ -416,7 +431,7 @@ def _with_values(ex: Expanded, values: np.ndarray | None) -> Setup:
 
 def _entry_metrics(ex: Expanded, s: Setup) -> dict[str, np.ndarray]:
     n = len(ex.case_index)
-    keys = ("ttft", "tpot", "ttft99", "tpot99", "rate", "offline_rate", "static_e2e", "cmax")
+    keys = ("ttft", "ttft_mean", "tpot", "ttft99", "tpot99", "rate", "offline_rate", "static_e2e", "cmax")
     out = {k: np.full(n, np.nan) for k in keys}
     c = ex.cases
     isl = np.array([c[i].input_tokens for i in ex.case_index])
@@ -427,6 +442,7 @@ def _entry_metrics(ex: Expanded, s: Setup) -> dict[str, np.ndarray]:
         sub = s.take(idx)
         sv = serve(shape, sub, ex.concurrency[idx], isl[idx], osl[idx], closed[idx])
         out["ttft"][idx], out["tpot"][idx] = sv.ttft_p50_s, sv.tpot_p50_s
+        out["ttft_mean"][idx] = sv.ttft_mean_s
         out["ttft99"][idx], out["tpot99"][idx] = sv.ttft_p99_s, sv.tpot_p99_s
         out["rate"][idx], out["offline_rate"][idx] = sv.requests_per_s, sv.offline_requests_per_s
         out["static_e2e"][idx] = static_batch_e2e_s(shape, sub, ex.concurrency[idx], isl[idx], osl[idx])
@@ -446,12 +462,13 @@ def _metric(case: Case, m: dict[str, np.ndarray], j: np.ndarray, replicas: np.nd
         rate = m["offline_rate"][j]  # the throughput-optimal point: batch full, no latency limits
     else:
         rate = m["rate"][j]
+    ttft = m["ttft_mean" if case.statistic == "mean" else "ttft"][j]
     if kind == "ttft_s":
-        return m["ttft"][j]
+        return ttft
     if kind in ("tpot_s", "per_token_latency_s"):
         return m["tpot"][j]
     if kind == "e2e_latency_s":
-        return m["ttft"][j] + (osl - 1.0) * m["tpot"][j]
+        return ttft + (osl - 1.0) * m["tpot"][j]
     if case.scope == "per_request" and kind == "output_tokens_per_s":
         return 1.0 / m["tpot"][j]
     out_tok = rate * osl * replicas

@@ -141,6 +141,7 @@ MAX_BOARD_POWER_W = 10_000
 def screen_row(row: dict[str, str]) -> str | None:
     """Why a row cannot be predicted honestly (named with its CSV line), or None. Counts must be whole
     and positive, token lengths non-negative, the precision known, the measurement finite and positive."""
+    from infrafit.perf.validate.llm import STATISTICS
     from infrafit.units import PRECISIONS
 
     where = f"CSV line {row.get(LINE_KEY, '?')}"
@@ -174,6 +175,10 @@ def screen_row(row: dict[str, str]) -> str | None:
         if not (math.isfinite(value) and 1 <= value <= MAX_BOARD_POWER_W):
             return (f"{where}: power_limit_w {watts!r} must be the board power in watts, "
                     f"from 1 to {MAX_BOARD_POWER_W:,}")
+    stat = (row.get("metric_statistic") or "").strip().lower()
+    if stat not in STATISTICS:
+        return (f"{where}: metric_statistic {stat!r} must be mean, median or p50 "
+                "(or empty: not stated, read as the median)")
     prec = (row.get("precision") or "").strip().lower()
     if prec and prec not in PRECISIONS and prec not in ("mixed", "unknown"):
         return f"{where}: precision {prec!r} is unknown (one of {', '.join(PRECISIONS)})"
