@@ -114,3 +114,17 @@ def test_bad_inputs_raise_input_errors():
         inference_demand(month_profile(1.0), np.array([0.0]), growth_factors(0, 1), headroom_fraction=0.2)
     with pytest.raises(InputError, match="To fix"):
         growth_factors(-1.5, 12)
+
+
+def test_remembered_load_mapping_is_the_computed_one_and_a_caller_cannot_change_it():
+    """``shape_to_load`` is remembered per (shape, mean, peak) for fleet searches: the same answer as the
+    computation itself, a fresh array each call."""
+    from infrafit.cost.usage import _shape_to_load, shape_to_load
+
+    week = weekly_shape("business-hours")
+    first = shape_to_load(week, 20.0, 60.0)
+    np.testing.assert_array_equal(first, _shape_to_load(week, 20.0, 60.0))
+    first[:] = -1.0
+    again = shape_to_load(week, 20.0, 60.0)
+    assert again is not first and again.min() >= 0 and again.max() == pytest.approx(60.0)
+    assert shape_to_load(week, 20.0, 40.0).max() == pytest.approx(40.0)  # another peak is another entry

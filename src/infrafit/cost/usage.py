@@ -16,6 +16,7 @@ that fixed capacity is sized for.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -69,6 +70,18 @@ def weekly_shape(profile: str | Sequence[float]) -> np.ndarray:
 
 
 def shape_to_load(shape: np.ndarray, mean_rps: float, peak_rps: float | None) -> np.ndarray:
+    """``_shape_to_load`` remembered per (shape, mean, peak): a fleet search maps the same week onto the same
+    loads for every pool it tries (a fresh array each call, so a caller may modify it)."""
+    shape = np.asarray(shape, dtype=float)
+    return _shape_to_load_cached(shape.tobytes(), float(mean_rps), None if peak_rps is None else float(peak_rps)).copy()
+
+
+@functools.lru_cache(maxsize=1024)
+def _shape_to_load_cached(shape_bytes: bytes, mean_rps: float, peak_rps: float | None) -> np.ndarray:
+    return _shape_to_load(np.frombuffer(shape_bytes, dtype=float), mean_rps, peak_rps)
+
+
+def _shape_to_load(shape: np.ndarray, mean_rps: float, peak_rps: float | None) -> np.ndarray:
     """Map a shape onto (mean, peak) requests/s: ``load = mean x s^g / mean(s^g)``.
 
     The exponent g >= 0 is found by bisection so that max/mean equals peak/mean (max(s^g)/mean(s^g)

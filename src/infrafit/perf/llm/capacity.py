@@ -19,6 +19,7 @@ import numpy as np
 from infrafit.catalog.model import known_bandwidth
 from infrafit.perf import operating as op
 from infrafit.perf.llm.engine import (
+    Serving,
     Setup,
     Speculation,
     cache_bytes_per_seq,
@@ -178,6 +179,37 @@ def _grid_with(concurrency: float | None) -> np.ndarray:
     return np.unique(np.append(CONCURRENCY_GRID, float(concurrency)))
 
 
+def slo_limited_concurrency(rate: np.ndarray, grid: np.ndarray,
+                            feasible: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Per configuration, the most requests in flight that still meet every SLO: its SLO-limited grid column,
+    moved by bisection on whole concurrencies toward the next column when that one fails (``feasible(c)``
+    says per configuration whether ``c`` in flight meets them all). The grid's 1.25x steps would otherwise
+    set the rate, and with it the replica count, by where a column happens to fall (up to 25 % apart)."""
+    n, cols = rate.shape
+    rows = np.arange(n)
+    best = np.argmax(rate, axis=1)
+    lo = np.asarray(grid, float)[best]
+    nxt = np.minimum(best + 1, cols - 1)
+    gap = (rate[rows, best] > 0) & (best + 1 < cols) & (rate[rows, nxt] <= 0)
+    hi = np.where(gap, np.asarray(grid, float)[nxt], lo)
+    while np.any(hi - lo > 1):
+        open_ = hi - lo > 1
+        mid = np.where(open_, np.floor((lo + hi) / 2.0), lo)
+        good = feasible(mid)
+        lo, hi = np.where(open_ & good, mid, lo), np.where(open_ & ~good, mid, hi)
+    return lo
+
+
+def _join(grid_values: Any, extra: Any, shape: tuple[int, int]) -> np.ndarray:
+    """Values over (configurations x grid columns), ``shape``, with one more column per configuration."""
+    return np.concatenate([np.broadcast_to(np.asarray(grid_values), shape),
+                           np.broadcast_to(np.asarray(extra), (shape[0], 1))], axis=1)
+
+
+def _joined(sv: Serving, extra: Serving, shape: tuple[int, int]) -> Serving:
+    return Serving(**{f.name: _join(getattr(sv, f.name), getattr(extra, f.name), shape) for f in fields(sv)})
+
+
 def _given_columns(rate: np.ndarray, grid: np.ndarray, point: OperatingPoint) -> tuple[np.ndarray, list[str]]:
     """Grid column of each configuration at the caller's point (``estimate --concurrency`` or
     ``--requests-per-s``); the SLO-limited point where the rate is more than any feasible point serves."""
@@ -221,20 +253,40 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
     cached = cached_prompt_tokens(traffic)
     spec = speculation(speculative, shape)
     draft = spec.draft if spec is not None else None
-    sv = serve(shape, grid, grid_c[None, :], np.asarray(isl), np.asarray(osl), cached_tokens=cached,
-               speculation=spec)
     cmax = max_concurrency(shape, setup, np.asarray(isl + osl), shared_tokens=cached, draft=draft)
     fits = cmax >= 1
-    ttft99 = ttft_p99_at_long_prompt(shape, grid, sv.ttft_p99_s, isl, isl99, cached)
-    tpot99 = sv.tpot_p99_s
-    e2e99 = ttft99 + (osl99 - 1.0) * tpot99
-    ok = np.ones_like(ttft99, bool)
-    limits = {"ttft_p99_s": (ttft99, slo.ttft_p99_s), "tpot_p99_s": (tpot99, slo.tpot_p99_s),
-              "e2e_p99_s": (e2e99, slo.e2e_p99_s or slo.latency_p99_s)}
-    for name, (value, limit) in limits.items():
-        if limit:
-            ok &= value * risk_factors(rows, arch, name, slo.risk)[:, None] <= limit
-    rate = np.where(ok & fits[:, None], sv.requests_per_s, 0.0)
+    factors = {name: risk_factors(rows, arch, name, slo.risk)[:, None]
+               for name in ("ttft_p99_s", "tpot_p99_s", "e2e_p99_s")}
+
+    def measure(conc: np.ndarray) -> tuple[Serving, dict[str, tuple[np.ndarray, float | None]], np.ndarray, np.ndarray]:
+        """Serving at ``conc`` in flight ((1, grid) or (configurations, 1)), its p99 figures against the SLOs,
+        whether all hold (at the spec's risk) and the rate where they do (0 elsewhere)."""
+        sv = serve(shape, grid, conc, np.asarray(isl), np.asarray(osl), cached_tokens=cached, speculation=spec)
+        ttft99 = ttft_p99_at_long_prompt(shape, grid, sv.ttft_p99_s, isl, isl99, cached)
+        tpot99 = sv.tpot_p99_s
+        limits = {"ttft_p99_s": (ttft99, slo.ttft_p99_s), "tpot_p99_s": (tpot99, slo.tpot_p99_s),
+                  "e2e_p99_s": (ttft99 + (osl99 - 1.0) * tpot99, slo.e2e_p99_s or slo.latency_p99_s)}
+        ok = np.ones_like(ttft99, bool)
+        for name, (value, limit) in limits.items():
+            if limit:
+                ok &= value * factors[name] <= limit
+        return sv, limits, ok, np.where(ok & fits[:, None], sv.requests_per_s, 0.0)
+
+    sv, limits, ok, rate = measure(grid_c[None, :])
+    conc = np.broadcast_to(grid_c, rate.shape)
+    if point is None:  # the SLO-limited point at a whole concurrency between grid columns, not on the grid
+        c_star = slo_limited_concurrency(rate, grid_c, lambda c: measure(c[:, None])[3][:, 0] > 0)
+        finer = c_star > conc[np.arange(len(rate)), np.argmax(rate, axis=1)]
+        if finer.any():
+            sv_f, limits_f, ok_f, rate_f = measure(c_star[:, None])
+            full = rate.shape
+            sv = _joined(sv, sv_f, full)
+            limits = {k: (_join(v, limits_f[k][0], full), lim) for k, (v, lim) in limits.items()}
+            ok = _join(ok, ok_f & finer[:, None], full)
+            rate = _join(rate, np.where(finer[:, None], rate_f, 0.0), full)
+            conc = _join(conc, c_star[:, None], full)
+    ttft99, tpot99 = limits["ttft_p99_s"][0], limits["tpot_p99_s"][0]
+    e2e99 = limits["e2e_p99_s"][0]
     if point is None:
         ri, j, names = op.point_indices(rate, targets)
     else:
@@ -244,7 +296,7 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
     sub = _take_setup(setup, ri, len(rows))
     # At a named point the figures hold whether or not the SLOs do (estimate reports, plan never asks).
     capacity = sv.requests_per_s[ri, j] if point is not None else rate[ri, j]
-    chosen_c = grid_c[j]
+    chosen_c = conc[ri, j]
     in_flight = np.minimum(chosen_c, np.maximum(cmax[ri], 1))
     w = weight_bytes_per_gpu(shape, sub) + (0.0 if draft is None else weight_bytes_per_gpu(draft, sub))
     # a cached prefix is held once, not per sequence

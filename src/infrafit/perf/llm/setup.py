@@ -189,45 +189,71 @@ def build_setup(
     """Arrays of ``Setup`` for ``rows`` (one entry per row), the precision plan of each, and for each
     efficiency field the index of the profile row it came from (what the fitting script varies)."""
     prof = profiles or load_profiles()
-    cols: dict[str, list[float]] = {k: [] for k in Setup.__dataclass_fields__}
-    sources: dict[str, list[int]] = {k: [] for k in EFFICIENCY_FIELDS}
-    plans = []
     widths = state_widths()
     graphed = prefill_graph_stacks()
     found: dict[tuple[str, str, str], dict[str, int]] = {}  # the profile rows of one (generation, stack, math)
+    # A planner search sets up thousands of layouts of a few (chip, precision, stack): what does not depend on
+    # the layout is worked out once per (chip, precision, stack, checkpoint), each link once per (chip, chips),
+    # and the columns are gathered from those tables by index.
+    fixed: dict[tuple, int] = {}
+    plan_of: list[PrecisionPlan] = []
+    picked_of: list[dict[str, int]] = []
+    base_of: list[dict[str, float]] = []
+    links: dict[tuple, int] = {}
+    link_of: list[tuple[float, float, float]] = []  # (bytes/s, hop latency s, one-hop fabric)
+
+    def link(acc: Any, gpus: int, stack: str) -> int:
+        key = (id(acc), gpus, stack)
+        if key not in links:
+            bw, lat, kind = link_for(acc, gpus, prof, stack)
+            links[key] = len(link_of)
+            link_of.append((bw, lat, float(kind == "scaleup" and acc.scaleup_topology in ONE_HOP_TOPOLOGIES)))
+        return links[key]
+
+    row_fixed, row_links, layouts = [], [], []
     for r in rows:
-        plan = plan_precision(r.acc, r.precision)
-        plans.append(plan)
-        gen, st = r.acc.generation, r.stack
-        key = (gen, st, plan.gemm)
-        if key not in found:
-            found[key] = {fld: prof.index(gen, st, plan.gemm, phase, op)
-                          for fld, (phase, op) in EFFICIENCY_FIELDS.items()}
-        picked = found[key]
+        fkey = (id(r.acc), r.precision, r.stack, r.checkpoint_precision, r.checkpoint_bits)
+        if fkey not in fixed:
+            plan = plan_precision(r.acc, r.precision)
+            gen, st = r.acc.generation, r.stack
+            key = (gen, st, plan.gemm)
+            if key not in found:
+                found[key] = {fld: prof.index(gen, st, plan.gemm, phase, op)
+                              for fld, (phase, op) in EFFICIENCY_FIELDS.items()}
+            fixed[fkey] = len(plan_of)
+            plan_of.append(plan)
+            picked_of.append(found[key])
+            base_of.append({
+                "peak_flops_per_s": r.acc.peak(plan.gemm), "attn_flops_per_s": r.acc.peak(plan.attention),
+                "memory_bytes_per_s": r.acc.memory_bytes_per_s, "memory_bytes": r.acc.memory_bytes,
+                **weight_widths(plan, r, sixteen=_native(r.acc, "bf16")),
+                "kv_bytes_per_element": bytes_per_element(plan.kv),
+                "state_bytes_per_element": widths.get(st, DEFAULT_STATE_BYTES_PER_ELEMENT),
+                "eager_prefill": float(st not in graphed),  # passes with prompt tokens run outside CUDA graphs
+                **{fld: prof.rows[idx].value for fld, idx in found[key].items()},
+                **_calibrated(r.acc.id, plan.gemm),
+            })
+        row_fixed.append(fixed[fkey])
         # the TP group's all-reduces stay on its own link; pipeline stages talk over the link that joins
         # the TP x PP chips (the scale-out fabric past one scale-up domain); a MoE replica's all-to-alls
         # span all its chips
-        bw, lat, kind = link_for(r.acc, r.tp, prof, st)
-        pp_bw, pp_lat, _ = link_for(r.acc, r.tp * r.pp, prof, st)
-        ep_bw, ep_lat, _ = link_for(r.acc, r.tp * r.pp * r.adp, prof, st)
+        row_links.append((link(r.acc, r.tp, r.stack), link(r.acc, r.tp * r.pp, r.stack),
+                          link(r.acc, r.tp * r.pp * r.adp, r.stack)))
+        layouts.append((r.tp, r.pp, r.adp, r.ep))
+    fi = np.asarray(row_fixed, dtype=int)
+    li = np.asarray(row_links, dtype=int).reshape(-1, 3)
+    lay = np.asarray(layouts, dtype=float).reshape(-1, 4)
+    link_table = np.asarray(link_of, dtype=float).reshape(-1, 3)
+    if not base_of:
+        empty = Setup(**{k: np.zeros(0) for k in Setup.__dataclass_fields__})
+        return empty, [], {fld: np.zeros(0, dtype=int) for fld in EFFICIENCY_FIELDS}
+    cols = {k: np.asarray([b[k] for b in base_of], dtype=float)[fi] for k in base_of[0]}
+    for name, (which, col) in {"link_bytes_per_s": (0, 0), "link_latency_s": (0, 1), "one_hop": (0, 2),
+                               "pp_link_bytes_per_s": (1, 0), "pp_link_latency_s": (1, 1),
+                               "ep_link_bytes_per_s": (2, 0), "ep_link_latency_s": (2, 1)}.items():
+        cols[name] = link_table[li[:, which], col]
+    for j, name in enumerate(("tp", "pp", "adp", "ep")):
+        cols[name] = lay[:, j]
+    sources = {fld: np.asarray([p[fld] for p in picked_of], dtype=int)[fi] for fld in EFFICIENCY_FIELDS}
+    return Setup(**cols), [plan_of[f] for f in row_fixed], sources
 
-        for fld, idx in picked.items():
-            sources[fld].append(idx)
-        values = {
-            "peak_flops_per_s": r.acc.peak(plan.gemm), "attn_flops_per_s": r.acc.peak(plan.attention),
-            "memory_bytes_per_s": r.acc.memory_bytes_per_s, "memory_bytes": r.acc.memory_bytes,
-            "link_bytes_per_s": bw, "link_latency_s": lat, "ep_link_bytes_per_s": ep_bw, "ep_link_latency_s": ep_lat,
-            "pp_link_bytes_per_s": pp_bw, "pp_link_latency_s": pp_lat,
-            "tp": r.tp, "pp": r.pp, "adp": r.adp, "ep": r.ep,
-            "one_hop": float(kind == "scaleup" and r.acc.scaleup_topology in ONE_HOP_TOPOLOGIES),
-            **weight_widths(plan, r, sixteen=_native(r.acc, "bf16")),
-            "kv_bytes_per_element": bytes_per_element(plan.kv),
-            "state_bytes_per_element": widths.get(st, DEFAULT_STATE_BYTES_PER_ELEMENT),
-            "eager_prefill": float(st not in graphed),  # passes with prompt tokens run outside CUDA graphs
-            **{fld: prof.rows[idx].value for fld, idx in picked.items()},
-        }
-        values.update(_calibrated(r.acc.id, plan.gemm))
-        for k, val in values.items():
-            cols[k].append(float(val))
-    setup = Setup(**{k: np.asarray(v, dtype=float) for k, v in cols.items()})
-    return setup, plans, {k: np.asarray(v, dtype=int) for k, v in sources.items()}
