@@ -100,6 +100,15 @@ def test_p90_risk_sizes_for_the_band_and_the_why_says_the_headroom():
     assert b.cost["tco_usd"] >= a.cost["tco_usd"]
     assert any("SLOs checked at p90 of the uncertainty band" in w for w in b.why)
     assert any("SLOs checked at p50 of the uncertainty band" in w for w in a.why)
+    # the binding constraint is named at the risk the SLOs were checked at, with the prediction beside it
+    bind = next(w for w in b.why if w.startswith("binding constraint: "))
+    figures = b.performance["uncertainty"]["figures"]
+    name, label = max((("ttft_p99_s", "TTFT p99"), ("tpot_p99_s", "TPOT p99")),
+                      key=lambda t: figures[t[0]]["p90"] / {"ttft_p99_s": 1.0, "tpot_p99_s": 0.05}[t[0]])
+    assert bind.startswith(f"binding constraint: {label} ") and "at the p90 of its band (" in bind
+    share = figures[name]["p90"] / {"ttft_p99_s": 1.0, "tpot_p99_s": 0.05}[name]
+    assert bind.endswith(f"({share:.0%} of it)") and 0.5 < share <= 1.0 + 1e-9
+    assert not any("at the p90 of its band" in w for w in a.why if w.startswith("binding constraint: "))
 
 
 def test_p90_risk_lowers_the_load_one_configuration_may_carry(tmp_path, capsys):

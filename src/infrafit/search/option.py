@@ -176,7 +176,12 @@ def option_json(part, i: int, ctx: dict) -> dict:
     added = part.ev.terms[i].get("network_added_s")
     if part.task == "serve" and workload.placement.users_in:
         perf["network"] = network.detail(row, workload, _server_p99(perf))
-    why = [x for x in (ex.binding_constraint(part.ev.slo, i), _network_line(perf.get("network"), added),
+    checked = None
+    if part.task == "serve" and workload.inference.slo.risk == "p90":  # the figures the SLOs were checked with
+        figures = (perf.get("uncertainty") or {}).get("figures") or {}
+        checked = {n: float(f["p90"]) + (0.0 if n == "tpot_p99_s" else float(added or 0.0))
+                   for n, f in figures.items() if n in part.ev.slo}
+    why = [x for x in (ex.binding_constraint(part.ev.slo, i, checked), _network_line(perf.get("network"), added),
                        ex.roofline_line(part.ev.terms[i], perf["bottleneck"]),
                        ex.cost_drivers(cost["breakdown"], cost["tco_usd"])) if x]
     if part.task == "serve" and np.isfinite(part.ev.capacity[i]):
