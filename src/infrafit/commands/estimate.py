@@ -345,6 +345,20 @@ def _print_validate(r: dict) -> None:
         for name, g in values.items():
             t.add_row(name, str(g["rows"]), pct(g["mdape"]))
         stdout.print(t)
+    if r["skipped"]:
+        n = len(r["skipped"])
+        t = Table(title=f"skipped ({n}" + (f", the first {SKIPPED_SHOWN})" if n > SKIPPED_SHOWN else ")"))
+        t.add_column("row_id")
+        t.add_column("why")
+        for s in r["skipped"][:SKIPPED_SHOWN]:
+            t.add_row(str(s["row_id"]), str(s["reason"]))
+        stdout.print(t)
+        if n > SKIPPED_SHOWN:
+            stdout.print(f"... and {n - SKIPPED_SHOWN} more: --json lists every skipped row with why")
+
+
+#: Skipped rows the terminal view of ``validate`` lists (``--json`` has them all).
+SKIPPED_SHOWN = 10
 
 
 def register(app: typer.Typer) -> None:
