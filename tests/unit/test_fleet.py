@@ -114,8 +114,34 @@ def test_cli_plans_a_fleet_and_refuses_what_does_not_apply(tmp_path, capsys):
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert [w["name"] for w in out["workloads"]] == ["a", "b"] and out["combined"]["kind"] in ("shared", "separate")
-    assert main(["plan", str(path), "--report", str(tmp_path / "r.html")]) == 2
+    assert main(["plan", str(path), "--export", str(tmp_path / "run")]) == 2
     assert "fleet" in capsys.readouterr().err
+
+
+def test_a_fleet_report_has_the_combined_plan_then_each_workloads_plan(tmp_path, capsys):
+    """``plan FLEET --report``: the fleet summary (each workload apart, the combined plan and why), then every
+    workload's own plan one heading level down; HTML embeds plotly.js once for all workloads' charts."""
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"name": "f", **SHARED, "workloads": [CHAT | {"name": "a"}, BATCH | {"name": "b"}]}))
+    md, page = tmp_path / "r.md", tmp_path / "r.html"
+    assert main(["plan", str(path), "--report", str(md)]) == 0
+    assert main(["plan", str(path), "--report", str(page)]) == 0
+    assert "wrote report" in capsys.readouterr().err
+    text = md.read_text()
+    out = plan_fleet(_fleet([CHAT | {"name": "a"}, BATCH | {"name": "b"}]), load_catalog(), top=5)
+    assert text.startswith("# infrafit fleet plan: f\n")
+    assert "| workload | best apart | TCO apart | in the combined plan |" in text
+    combined = out["combined"]
+    assert f"TCO ${combined['tco_usd']:,.0f} over 12 months" in text
+    for line in combined["why"]:
+        assert f"- {line}" in text
+    a, b = text.index("## Workload a\n"), text.index("## Workload b\n")
+    assert a < b and text.index("### infrafit plan: a") > a and text.index("### infrafit plan: b") > b
+    best_a = out["workloads"][0]["plan"]["options"][0]
+    assert f"#### #1: {best_a['count']}x {best_a['accelerator']}" in text[a:b]
+    html_text = page.read_text()
+    assert html_text.count("window.PlotlyConfig") == 1 and html_text.count('class="plotly-graph-div"') >= 2
+    assert "<h2>Workload a</h2>" in html_text and "<h2>Workload b</h2>" in html_text
 
 
 def test_the_fleet_example_pools_and_the_api_returns_the_cli_json():

@@ -68,8 +68,8 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
     catalog = load_catalog()
     workload = load_spec_or_fleet(spec, catalog, sets)
     if isinstance(workload, Fleet):
-        return run_fleet(spec, workload, catalog, top=top, json_out=json_out, refused={
-            "--report": report, "--export": export, "--objective": None if objective == "cost" else objective,
+        return run_fleet(spec, workload, catalog, top=top, json_out=json_out, report=report, refused={
+            "--export": export, "--objective": None if objective == "cost" else objective,
             "--verified-only": verified_only or None, "--max-price-age-days": max_price_age_days, "--risk": risk})
     if risk is not None:  # the spec field inference.slo.risk or training.risk, validated like the YAML
         fields = [f for f, section in (("inference.slo.risk", workload.inference), ("training.risk", workload.training))
@@ -113,8 +113,9 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
     return result
 
 
-def run_fleet(spec: Path, fleet, catalog, *, top: int, json_out: bool, refused: dict):
-    """A fleet spec (``workloads: [...]``): each workload's plan and the combined fleet (``search.fleet``)."""
+def run_fleet(spec: Path, fleet, catalog, *, top: int, json_out: bool, refused: dict, report: Path | None = None):
+    """A fleet spec (``workloads: [...]``): each workload's plan and the combined fleet (``search.fleet``),
+    and with ``report`` the fleet report (the summary, then each workload's plan)."""
     from infrafit.errors import InputError, NoFeasibleOption
     from infrafit.search.fleet import plan_fleet
 
@@ -132,6 +133,13 @@ def run_fleet(spec: Path, fleet, catalog, *, top: int, json_out: bool, refused: 
         from infrafit.report.render import render_fleet
 
         render_fleet(result, stdout)
+    if report is not None and result["workloads"]:
+        from infrafit.commands.output import note as say
+        from infrafit.report.render import write_report
+        from infrafit.units import KiB
+
+        write_report(result, report)
+        say(f"wrote report {report} ({report.stat().st_size / KiB:,.0f} KiB, {len(result['workloads'])} workloads)")
     if result["combined"] is None:
         raise NoFeasibleOption(f"no option for {', '.join(e['what'] for e in result['excluded'])} in {spec.name}",
                                fix="plan that workload alone to see why, and relax its constraints")

@@ -340,28 +340,96 @@ def render_markdown(plan: Plan) -> str:
     return "\n".join(lines)
 
 
-def render_html(plan: Plan) -> str:
-    """One self-contained HTML file: plotly embedded inline, nothing fetched."""
+def _plan_html_body(plan: Plan, with_plotly_js: bool, demote: int = 0) -> tuple[str, bool]:
+    """A plan's HTML without the page around it: the summary (title, options table), then the charts, then
+    each option's details; and whether plotly.js is still to be embedded. ``with_plotly_js``: embed it with
+    the first chart (once per page); ``demote``: heading levels to add (a workload's plan in a fleet report)."""
     from infrafit.report.figures import ALL_FIGURES
 
-    figures = [f(plan) for f in ALL_FIGURES]
     body = []
-    first = True
-    for fig in figures:
+    for fig in (f(plan) for f in ALL_FIGURES):
         if fig is None:
             continue
-        body.append(fig.to_html(full_html=False, include_plotlyjs=True if first else False))
-        first = False
+        body.append(fig.to_html(full_html=False, include_plotlyjs=with_plotly_js))
+        with_plotly_js = False
     md = render_markdown(plan)
-    # The summary (title, options table) comes first, then the charts, then each option's details.
     head, _, details = md.partition("\n## #")  # the options' own sections start "## #1: ..."
     details = "## #" + details if details else ""
-    title = html.escape(plan.name)
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'>"
-        f"<title>infrafit plan: {title}</title><style>{_CSS}</style></head><body>"
-        + _markdown_html(head) + "".join(body) + _markdown_html(details) + "</body></html>"
-    )
+    return (_markdown_html(_demoted(head, demote)) + "".join(body) + _markdown_html(_demoted(details, demote)),
+            with_plotly_js)
+
+
+def _page(title: str, body: str) -> str:
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{_CSS}</style></head><body>{body}</body></html>")
+
+
+def render_html(plan: Plan) -> str:
+    """One self-contained HTML file: plotly embedded inline, nothing fetched."""
+    return _page(f"infrafit plan: {plan.name}", _plan_html_body(plan, with_plotly_js=True)[0])
+
+
+def _demoted(md: str, levels: int) -> str:
+    """``md`` with every ATX heading ``levels`` deeper (``# x`` -> ``## x``), at most ``######``."""
+    if levels <= 0:
+        return md
+    out = []
+    for line in md.split("\n"):
+        depth = len(line) - len(line.lstrip("#"))
+        if 0 < depth <= 6 and line[depth:depth + 1] == " ":
+            line = "#" * min(depth + levels, 6) + line[depth:]
+        out.append(line)
+    return "\n".join(out)
+
+
+def _fleet_summary_markdown(result: Mapping[str, Any]) -> str:
+    """The fleet's own part: each workload's best option apart, the combined plan, its why and exclusions."""
+    lines = [f"# infrafit fleet plan: {result['name']}", ""]
+    combined = result.get("combined") or {}
+    if combined:
+        head = "shared fleet" if combined["kind"] == "shared" else "planned apart"
+        lines += [f"**Combined ({head}): TCO {fmt_usd(combined['tco_usd'])} over {result['horizon_months']} months, "
+                  f"saving {fmt_usd(combined['saving_usd'])} against {fmt_usd(result['separate_tco_usd'])} "
+                  "with every workload planned apart.**", ""]
+    within = {x["name"]: x for x in combined.get("per_workload", [])}
+    lines += ["| workload | best apart | TCO apart | in the combined plan |", "|---|---|---|---|"]
+    for w in result["workloads"]:
+        options = w["plan"].get("options") or []
+        best = options[0] if options else None
+        what = (f"{best['count']}x {best['accelerator']} {best['precision']} · {best['deployment']} · "
+                f"{best['provider']}" if best else "no option")
+        mine = within.get(w["name"])
+        share = (fmt_usd(mine["tco_usd"]) + (f" ({mine['share']:.0%} of the fleet)" if "share" in mine else "")
+                 if mine else "-")
+        cells = (w["name"], what, fmt_usd(best["cost"]["tco_usd"]) if best else "-", share)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines.append("")
+    if combined.get("why"):
+        lines += ["## Why this combined plan", "", *(f"- {x}" for x in combined["why"]), ""]
+    if result.get("excluded"):
+        lines += ["## Excluded", "", *(f"- **{e['what']}**: {e['reason']}" for e in result["excluded"]), ""]
+    return "\n".join(lines)
+
+
+def render_fleet_markdown(result: Mapping[str, Any]) -> str:
+    """A fleet plan as Markdown: the fleet summary, then each workload's own plan one heading level down."""
+    parts = [_fleet_summary_markdown(result)]
+    for w in result["workloads"]:
+        parts.append(f"## Workload {w['name']}\n")
+        parts.append(_demoted(render_markdown(Plan.from_dict(w["plan"])), 2))
+    return "\n".join(parts)
+
+
+def render_fleet_html(result: Mapping[str, Any]) -> str:
+    """A fleet plan as one self-contained HTML file: the summary, then each workload's plan with its charts
+    (plotly.js embedded once)."""
+    body = [_markdown_html(_fleet_summary_markdown(result))]
+    js = True
+    for w in result["workloads"]:
+        body.append(_markdown_html(f"## Workload {w['name']}"))
+        text, js = _plan_html_body(Plan.from_dict(w["plan"]), with_plotly_js=js, demote=2)
+        body.append(text)
+    return _page(f"infrafit fleet plan: {result['name']}", "".join(body))
 
 
 _CSS = ("body{font-family:system-ui,sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;color:#1f2328}"
@@ -377,13 +445,14 @@ def _markdown_html(text: str) -> str:
     return MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
 
 
-def write_report(plan: Plan, path: Path) -> None:
-    """Write ``path`` as HTML or Markdown by its suffix; atomically (no half-written report)."""
+def write_report(plan: Plan | Mapping[str, Any], path: Path) -> None:
+    """Write ``path`` as HTML or Markdown by its suffix; atomically (no half-written report). ``plan`` is a
+    ``Plan`` or a fleet plan (``search.fleet.plan_fleet``'s dict)."""
     suffix = path.suffix.lower()
     if suffix in (".html", ".htm"):
-        text = render_html(plan)
+        text = render_fleet_html(plan) if not isinstance(plan, Plan) else render_html(plan)
     elif suffix in (".md", ".markdown"):
-        text = render_markdown(plan)
+        text = render_fleet_markdown(plan) if not isinstance(plan, Plan) else render_markdown(plan)
     else:
         raise InputError(f"--report {path}: unknown report type {suffix or '(none)'!r}",
                          fix="name the file with .html or .md")
