@@ -37,6 +37,33 @@ def test_set_values_are_validated_and_misspelt_paths_suggested(capsys):
     assert "is not path=value" in capsys.readouterr().err
 
 
+FLEET = str(ROOT / "examples" / "multi-model-fleet.yaml")
+
+
+def test_set_indexes_a_fleet_item_and_only_that_item_changes():
+    result = CliRunner().invoke(app, ["plan", FLEET, "--json", "--top", "1",
+                                      "--set", "workloads[0].inference.traffic.requests_per_s=6"])
+    assert result.exit_code == 0, result.output
+    rates = {w["name"]: w["plan"]["workload"]["inference"]["traffic"]["requests_per_s"]
+             for w in json.loads(result.stdout)["workloads"]}
+    assert rates["support-chat"] == 6 and rates["code-assist"] == 1  # the file says 2 and 1
+
+
+def test_set_path_keys_and_list_errors_name_the_fix(capsys):
+    from infrafit.workload.spec import path_keys
+
+    assert path_keys("workloads[1].inference.slo") == ["workloads", 1, "inference", "slo"]
+    assert path_keys("a.b[0][2].c") == ["a", "b", 0, 2, "c"]
+    for bad, needle, fix in (
+            ("workloads[7].model=x", "workloads has 3 item(s), so there is no item [7]", "from 0 to 2"),
+            ("workloads.model=x", "workloads is a list, so a field of it needs an index", "workloads[0].model"),
+            ("workloads[0]]x.model=x", "is not a field name or name[index]", "workloads[0].inference"),
+            ("inference[0].slo=x", "inference is not a list, so it has no item [0]", "index only lists")):
+        assert main(["check", FLEET, "--set", bad]) == 2, bad
+        err = capsys.readouterr().err
+        assert needle in err and fix in err and "Traceback" not in err, (bad, err)
+
+
 def test_estimate_takes_set_too():
     result = CliRunner().invoke(app, ["estimate", CHAT, "--accelerator", "h100", "--count", "2", "--json",
                                       "--set", "inference.traffic.input_tokens={mean: 500, p99: 1000}"])

@@ -179,26 +179,80 @@ def apply_sets(loaded: Loaded, sets: tuple[str, ...] | list[str]) -> Loaded:
     return with_values(loaded, values, label="with --set")
 
 
+_SEGMENT = re.compile(r"^([^\[\]]+)((?:\[\d+\])*)$")
+
+
+def path_keys(dotted: str) -> list[str | int]:
+    """``workloads[1].inference.slo`` -> ``["workloads", 1, "inference", "slo"]``: dotted field names, each
+    optionally followed by list indices (a fleet's items)."""
+    keys: list[str | int] = []
+    for segment in dotted.split("."):
+        m = _SEGMENT.match(segment.strip())
+        if m is None:
+            raise InputError(f"--set {dotted}: {segment.strip()!r} is not a field name or name[index]",
+                             fix="write dotted field names, e.g. inference.slo.ttft_p99_s or "
+                                 "workloads[0].inference.traffic.requests_per_s")
+        keys.append(m.group(1).strip())
+        keys.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
+    return keys
+
+
+def _list_item(node: Any, key: int, dotted: str, keys: list[str | int], at: int) -> None:
+    """Refuse an index into a value that is not a list, or past its end."""
+    where = ".".join(str(k) for k in keys[:at]) or "the spec"
+    if not isinstance(node, list):
+        raise InputError(f"--set {dotted}: {where} is not a list, so it has no item [{key}]",
+                         fix="index only lists, e.g. workloads[0] in a fleet spec")
+    if key >= len(node):
+        raise InputError(f"--set {dotted}: {where} has {len(node)} item(s), so there is no item [{key}]",
+                         fix=f"use an index from 0 to {len(node) - 1}")
+
+
 def with_values(loaded: Loaded, values: dict[str, Any], *, label: str) -> Loaded:
-    """``loaded`` with each dotted path set to its value (``None`` removes the field); the lines the file
-    gave those paths are dropped, and the source says ``label``."""
+    """``loaded`` with each dotted path set to its value (``None`` removes the field); a path may index a
+    list (``workloads[0].inference...``). The lines the file gave those paths are dropped, and the source
+    says ``label``."""
     import copy
 
     data = copy.deepcopy(loaded.data) if isinstance(loaded.data, dict) else {}
     lines = dict(loaded.lines)
     for dotted, value in values.items():
-        keys = [k.strip() for k in dotted.split(".")]
-        node = data
-        for key in keys[:-1]:
+        keys = path_keys(dotted)
+        node: Any = data
+        for at, key in enumerate(keys[:-1]):
+            if isinstance(key, int):
+                _list_item(node, key, dotted, keys, at)
+                node = node[key]
+                continue
+            if not isinstance(node, dict):
+                raise InputError(f"--set {dotted}: {'.'.join(str(k) for k in keys[:at])} is not a section",
+                                 fix="set a field of a section, e.g. workloads[0].inference.slo.risk")
             child = node.get(key)
+            nxt = keys[at + 1]
+            if isinstance(nxt, int):  # a list must be there already: an index never makes one
+                node = child
+                continue
+            if isinstance(child, list):
+                raise InputError(f"--set {dotted}: {key} is a list, so a field of it needs an index",
+                                 fix=f"write {key}[0].{'.'.join(str(k) for k in keys[at + 1:])} (items count from 0)")
             if not isinstance(child, dict):
                 child = {}
                 node[key] = child
             node = child
-        if value is None:
-            node.pop(keys[-1], None)
+        last = keys[-1]
+        if isinstance(last, int):
+            _list_item(node, last, dotted, keys, len(keys) - 1)
+            if value is None:
+                node.pop(last)
+            else:
+                node[last] = value
+        elif not isinstance(node, dict):
+            raise InputError(f"--set {dotted}: {'.'.join(str(k) for k in keys[:-1])} is not a section",
+                             fix="set a field of a section, e.g. workloads[0].inference.slo.risk")
+        elif value is None:
+            node.pop(last, None)
         else:
-            node[keys[-1]] = value
+            node[last] = value
         for known in [p for p in lines if tuple(p[: len(keys)]) == tuple(keys)]:
             del lines[known]  # the file's line no longer holds this value
     return Loaded(data=data, lines=lines, source=f"{loaded.source} ({label})")
