@@ -146,14 +146,22 @@ def test_plan_risk_flag_is_the_spec_field(tmp_path, capsys):
     assert "To fix" in capsys.readouterr().err
 
 
-def test_risk_on_a_training_spec_sets_its_deadline_risk_and_a_fleet_refuses_it(capsys):
+def test_risk_on_a_training_spec_sets_its_deadline_risk_and_on_a_fleet_every_items_risk(capsys):
     assert main(["plan", str(ROOT / "examples" / "custom-ops-training.yaml"), "--risk", "p50", "--json",
                  "--top", "1"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["workload"]["training"]["risk"] == "p50"
     assert any(w.startswith("binding constraint: time to train ") and "p90" not in w for w in out["options"][0]["why"])
-    assert main(["plan", str(ROOT / "examples" / "multi-model-fleet.yaml"), "--risk", "p90"]) == 2
-    assert "does not apply to a fleet" in capsys.readouterr().err
+    fleet = str(ROOT / "examples" / "multi-model-fleet.yaml")
+    tco = {}
+    for risk in ("p50", "p90"):
+        assert main(["plan", fleet, "--risk", risk, "--json", "--top", "1"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert [w["plan"]["workload"]["inference"]["slo"]["risk"] for w in out["workloads"]] == [risk] * 3
+        tco[risk] = out["separate_tco_usd"]
+    assert tco["p50"] < tco["p90"]  # sized to the prediction, not to the band's p90
+    assert main(["plan", fleet, "--risk", "p99"]) == 2
+    assert "'p99' is not one of p50, p90" in capsys.readouterr().err
 
 
 def test_a_latency_without_its_own_band_is_the_reciprocal_of_the_throughput_band():

@@ -67,14 +67,13 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
         _check_writable(report)
     catalog = load_catalog()
     workload = load_spec_or_fleet(spec, catalog, sets)
+    if risk is not None:  # the spec field inference.slo.risk or training.risk (every item of a fleet), validated
+        # like the YAML
+        workload = load_spec_or_fleet(spec, catalog, (*sets, *risk_sets(workload, risk)))
     if isinstance(workload, Fleet):
         return run_fleet(spec, workload, catalog, top=top, json_out=json_out, report=report, refused={
             "--export": export, "--objective": None if objective == "cost" else objective,
-            "--verified-only": verified_only or None, "--max-price-age-days": max_price_age_days, "--risk": risk})
-    if risk is not None:  # the spec field inference.slo.risk or training.risk, validated like the YAML
-        fields = [f for f, section in (("inference.slo.risk", workload.inference), ("training.risk", workload.training))
-                  if section is not None]
-        workload = load_spec_or_fleet(spec, catalog, (*sets, *(f"{f}={risk}" for f in fields)))
+            "--verified-only": verified_only or None, "--max-price-age-days": max_price_age_days})
     result = plan(workload, catalog, objective=objective, top=top, diverse=diverse, verified_only=verified_only,
                   max_price_age_days=max_price_age_days)
     if json_out:
@@ -111,6 +110,20 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
         raise NoFeasibleOption(f"no option meets the hard constraints of {spec.name} ({reasons})",
                                fix="relax an SLO, the deadline, the budget, placement or allowed deployments")
     return result
+
+
+def risk_sets(workload, risk: str) -> list[str]:
+    """``--set`` items that give ``risk`` to the spec's ``inference.slo.risk`` and ``training.risk``; for a fleet,
+    to each item's own (``workloads[i]....``), so an item's own risk does not win over the flag."""
+    from infrafit.workload.fleet import Fleet
+
+    def fields(w) -> list[str]:
+        return [f for f, section in (("inference.slo.risk", w.inference), ("training.risk", w.training))
+                if section is not None]
+
+    if isinstance(workload, Fleet):
+        return [f"workloads[{i}].{f}={risk}" for i, w in enumerate(workload.workloads) for f in fields(w)]
+    return [f"{f}={risk}" for f in fields(workload)]
 
 
 def run_fleet(spec: Path, fleet, catalog, *, top: int, json_out: bool, refused: dict, report: Path | None = None):
