@@ -33,6 +33,13 @@ def _workload(spec: str | Path | dict[str, Any], overrides: dict[str, Any] | Non
         text, source = read_spec_file(spec)
         loaded = load_yaml_text(text, source)
         base_dir, name = Path(spec).resolve().parent, Path(spec).stem
+    from infrafit.workload.spec import is_fleet
+
+    if is_fleet(loaded.data):
+        from infrafit.errors import InputError
+
+        raise InputError(f"{loaded.source} is a fleet spec (workloads: [...]), and this call takes one workload",
+                         fix="call infrafit.plan_fleet(spec) for a fleet")
     if values:
         loaded = with_values(loaded, values, label="with overrides")
     return workload_from_data(loaded, base_dir=base_dir, default_name=name, catalog=catalog)
@@ -87,7 +94,8 @@ def plan_fleet(spec: str | Path | dict[str, Any], *, top: int = 3) -> dict[str, 
     from infrafit.catalog import load_catalog
     from infrafit.errors import InputError
     from infrafit.search.fleet import plan_fleet as run
-    from infrafit.workload.fleet import fleet_from_data, is_fleet
+    from infrafit.workload.fleet import fleet_from_data
+    from infrafit.workload.spec import is_fleet
     from infrafit.workload.yaml_loader import Loaded, load_yaml_text, read_spec_file
 
     if isinstance(spec, dict):

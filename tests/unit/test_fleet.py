@@ -171,3 +171,23 @@ def test_a_fleets_workload_is_planned_from_its_one_evaluation_as_if_alone(small_
     assert first == plan(work, cat, top=3).to_dict()
     assert all(np.array_equal(masks[k], prepared.masks[k]) for k in masks)
     assert plan(work, cat, top=3, prepared=prepared).to_dict() == first
+
+
+@pytest.mark.parametrize("argv", [
+    ["estimate", "examples/multi-model-fleet.yaml", "--accelerator", "h100", "--count", "1"],
+    ["sweep", "examples/multi-model-fleet.yaml", "--grid", "horizon_months=12,24"],
+])
+def test_commands_that_take_one_workload_refuse_a_fleet_with_the_fix(argv, capsys):
+    """Not 'model: missing required field ... unknown field workloads': the file is read as what it is."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "is a fleet spec (workloads: [...]), and this command takes one workload" in err
+    assert "infrafit plan" in err and "unknown field" not in err and "Traceback" not in err
+
+
+def test_the_api_sends_a_fleet_to_plan_fleet():
+    import infrafit
+    from infrafit.errors import InputError
+
+    with pytest.raises(InputError, match="call infrafit.plan_fleet"):
+        infrafit.plan("examples/multi-model-fleet.yaml")

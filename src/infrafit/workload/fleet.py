@@ -24,10 +24,6 @@ class Fleet:
     workloads: tuple[Any, ...]  # Workload
 
 
-def is_fleet(data: Any) -> bool:
-    return isinstance(data, dict) and "workloads" in data
-
-
 def _merge(shared: dict, own: dict) -> dict:
     out = dict(shared)
     for key, value in own.items():
@@ -87,7 +83,7 @@ def fleet_from_data(loaded: Loaded, *, base_dir: str | Path | None, default_name
 
 def load_spec_or_fleet(path: str | Path, catalog: Any = None, sets: tuple[str, ...] | list[str] = ()):
     """A workload (``workload.spec.load_spec``), or a ``Fleet`` when the file holds ``workloads: [...]``."""
-    from infrafit.workload.spec import apply_sets, workload_from_data
+    from infrafit.workload.spec import apply_sets, is_fleet, workload_from_data
     from infrafit.workload.yaml_loader import load_yaml_text, read_spec_file
 
     text, source = read_spec_file(path)

@@ -140,12 +140,21 @@ class SpecContradictions(Exception):  # noqa: N818 - carries problems out of pyd
 
 
 # --- loading --------------------------------------------------------------------------------------
+def is_fleet(data: Any) -> bool:
+    """A fleet spec: a mapping holding ``workloads: [...]`` (``workload.fleet``)."""
+    return isinstance(data, dict) and "workloads" in data
+
+
 def load_spec(path: str | Path, catalog: Any = None, sets: tuple[str, ...] | list[str] = ()) -> Workload:
     """Read and validate a workload spec file; with ``catalog``, its region, place and provider
     names are checked against it too (``workload.names``); ``sets`` are ``path=value`` overrides
     (the CLI's ``--set``) applied before validation. Raises ``ProblemsError`` listing every problem."""
     text, source = read_spec_file(path)
     loaded = load_yaml_text(text, source)
+    if is_fleet(loaded.data):  # several workloads: only plan and check take them
+        raise InputError(f"{source} is a fleet spec (workloads: [...]), and this command takes one workload",
+                         fix="run `infrafit plan` or `infrafit check` on the fleet, or put one of its workloads "
+                             "in a spec file of its own")
     if sets:
         loaded = apply_sets(loaded, sets)
     return workload_from_data(loaded, base_dir=Path(path).resolve().parent, default_name=Path(path).stem,
