@@ -114,7 +114,7 @@ def test_cli_plans_a_fleet_and_refuses_what_does_not_apply(tmp_path, capsys):
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert [w["name"] for w in out["workloads"]] == ["a", "b"] and out["combined"]["kind"] in ("shared", "separate")
-    assert main(["plan", str(path), "--export", str(tmp_path / "run")]) == 2
+    assert main(["plan", str(path), "--objective", "latency"]) == 2
     assert "fleet" in capsys.readouterr().err
 
 
@@ -191,3 +191,21 @@ def test_the_api_sends_a_fleet_to_plan_fleet():
 
     with pytest.raises(InputError, match="call infrafit.plan_fleet"):
         infrafit.plan("examples/multi-model-fleet.yaml")
+
+
+def test_a_fleet_export_has_each_workloads_own_export_and_an_index_of_the_combined_plan(tmp_path, capsys):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"name": "f", **SHARED, "workloads": [CHAT | {"name": "a"}, BATCH | {"name": "b"}]}))
+    out = tmp_path / "run"
+    assert main(["plan", str(path), "--export", str(out), "--top", "2"]) == 0
+    assert "exported" in capsys.readouterr().err
+    index = json.loads((out / "index.json").read_text())
+    plans = plan_fleet(_fleet([CHAT | {"name": "a"}, BATCH | {"name": "b"}]), load_catalog(), top=2)
+    assert index["fleet"] == "f" and index["combined"]["kind"] == plans["combined"]["kind"]
+    assert index["combined"]["tco_usd"] == pytest.approx(plans["combined"]["tco_usd"])
+    assert [w["name"] for w in index["workloads"]] == ["a", "b"]
+    for w in index["workloads"]:
+        own = json.loads((out / w["folder"] / "index.json").read_text())  # what `plan --export` writes for it
+        assert own["plan"] == w["name"] and len(own["options"]) == w["options"] >= 1
+        serve = out / w["folder"] / "option-1" / "serve.sh"
+        assert serve.exists() and serve.stat().st_mode & 0o111

@@ -71,8 +71,8 @@ def run_plan(spec: Path, *, objective: str = "cost", top: int = 5, json_out: boo
         # like the YAML
         workload = load_spec_or_fleet(spec, catalog, (*sets, *risk_sets(workload, risk)))
     if isinstance(workload, Fleet):
-        return run_fleet(spec, workload, catalog, top=top, json_out=json_out, report=report, refused={
-            "--export": export, "--objective": None if objective == "cost" else objective,
+        return run_fleet(spec, workload, catalog, top=top, json_out=json_out, report=report, export=export, refused={
+            "--objective": None if objective == "cost" else objective,
             "--verified-only": verified_only or None, "--max-price-age-days": max_price_age_days})
     result = plan(workload, catalog, objective=objective, top=top, diverse=diverse, verified_only=verified_only,
                   max_price_age_days=max_price_age_days)
@@ -126,9 +126,11 @@ def risk_sets(workload, risk: str) -> list[str]:
     return [f"{f}={risk}" for f in fields(workload)]
 
 
-def run_fleet(spec: Path, fleet, catalog, *, top: int, json_out: bool, refused: dict, report: Path | None = None):
+def run_fleet(spec: Path, fleet, catalog, *, top: int, json_out: bool, refused: dict, report: Path | None = None,
+              export: Path | None = None):
     """A fleet spec (``workloads: [...]``): each workload's plan and the combined fleet (``search.fleet``),
-    and with ``report`` the fleet report (the summary, then each workload's plan)."""
+    with ``report`` the fleet report (the summary, then each workload's plan) and with ``export`` each
+    workload's export in a folder of its own (``export.render_fleet_export``)."""
     from infrafit.errors import InputError, NoFeasibleOption
     from infrafit.search.fleet import plan_fleet
 
@@ -153,6 +155,13 @@ def run_fleet(spec: Path, fleet, catalog, *, top: int, json_out: bool, refused: 
 
         write_report(result, report)
         say(f"wrote report {report} ({report.stat().st_size / KiB:,.0f} KiB, {len(result['workloads'])} workloads)")
+    if export is not None and result["workloads"]:
+        from infrafit.commands.output import note
+        from infrafit.export import render_fleet_export, write_export_files
+
+        written = write_export_files(render_fleet_export(result, fleet.workloads, catalog, top), export)
+        note(f"exported {len(written)} files for {len(result['workloads'])} workloads to {export} "
+             f"(index: {export / 'index.json'})")
     if result["combined"] is None:
         raise NoFeasibleOption(f"no option for {', '.join(e['what'] for e in result['excluded'])} in {spec.name}",
                                fix="plan that workload alone to see why, and relax its constraints")

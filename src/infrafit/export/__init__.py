@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -155,10 +157,43 @@ def render_export(plan: Plan, workload: Any, catalog: Any, top: int) -> dict[str
 
 def write_export(plan: Plan, workload: Any, catalog: Any, out_dir: Path, top: int) -> list[Path]:
     """Write the export folder (each file atomically); returns the paths written."""
+    return write_export_files(render_export(plan, workload, catalog, top), out_dir)
+
+
+def render_fleet_export(result: Mapping[str, Any], workloads: Sequence[Any], catalog: Any,
+                        top: int) -> dict[str, str]:
+    """Relative path -> text for a fleet plan (``search.fleet.plan_fleet``): each workload's own export in a
+    folder of its name (its options planned apart, as ``plan --export`` writes them), and an index with the
+    combined plan. A pooled fleet's co-located serving (several models on one instance) is not exported: its
+    instances run the workloads' own serving commands side by side, which the index says."""
+    out: dict[str, str] = {}
+    index: dict[str, Any] = {"fleet": result["name"], "combined": None, "workloads": []}
+    combined = result.get("combined") or {}
+    if combined:
+        index["combined"] = {k: combined.get(k) for k in ("kind", "tco_usd", "saving_usd", "offer_id", "deployment",
+                                                           "provider", "region", "per_workload")}
+        if combined.get("kind") == "shared":
+            index["combined"]["note"] = (
+                "the pooled fleet shares instances between workloads, and no multi-model serving manifest is written "
+                "for it: each workload folder holds that workload's own options planned apart; on the pool's "
+                "instances each model runs side by side with the precision and stack in per_workload")
+    for w, workload in zip(result["workloads"], workloads, strict=True):
+        folder = re.sub(r"[^A-Za-z0-9._-]+", "-", str(w["name"])).strip("-.") or "workload"
+        plan = Plan.from_dict(w["plan"])
+        files = render_export(plan, workload, catalog, top) if plan.options else {}
+        out.update({f"{folder}/{rel}": text for rel, text in files.items()})
+        index["workloads"].append({"name": w["name"], "folder": folder if files else None,
+                                   "options": len(plan.options[:top])})
+    out["index.json"] = json.dumps(index, indent=2) + "\n"
+    return out
+
+
+def write_export_files(files: Mapping[str, str], out_dir: Path) -> list[Path]:
+    """Write ``files`` (relative path -> text) under ``out_dir``, each atomically; scripts executable."""
     from infrafit import safe_io
 
     written = []
-    for rel, text in render_export(plan, workload, catalog, top).items():
+    for rel, text in files.items():
         path = out_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         safe_io.atomic_write_text(path, text, what="export file", fix="choose a writable folder for --export")
@@ -166,3 +201,4 @@ def write_export(plan: Plan, workload: Any, catalog: Any, out_dir: Path, top: in
             path.chmod(0o755)
         written.append(path)
     return written
+
