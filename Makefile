@@ -14,6 +14,9 @@ $(STAMP): $(BIN)/python pyproject.toml
 	# CPU build of torch first: the [bench] extra would otherwise pull a multi-GB CUDA build.
 	$(BIN)/pip install -q "torch==2.13.0" || echo "torch not installed: bench tests will skip" >&2
 	$(BIN)/pip install -q -e ".[dev]"
+	# Byte-compile the package once: where PYTHONDONTWRITEBYTECODE is set, every run would compile it again
+	# (~0.2 s of each CLI start); a stale .pyc is ignored by Python, so an edit never runs old code.
+	$(BIN)/python -m compileall -q src > /dev/null
 	touch $(STAMP)
 
 demo: $(STAMP)
