@@ -144,13 +144,16 @@ def test_405b_fp8_fills_one_eight_gpu_instance_with_its_tensor_parallel_group(tm
     assert par["tp"] * par["pp"] <= offer["accelerator_count"]
     assert offer["usd_per_hour"] < 44.0  # below Nebius' 8x B200
     replicas = max(top["cost"]["replicas"])
+    assert top["accelerator"] == "nvidia_h200_sxm" and offer["mode"] == "cloud_spot" and replicas == 3
+    assert top["performance"]["operating_point"]["concurrency"] == 30
     held = offer["usd_per_hour"] * HOURS_PER_MONTH * 12 * replicas
-    if offer["mode"] == "cloud_spot":  # the on-demand fallback is priced on top of the spot hours
-        assert _compute_and_idle(top) > held
-        on_demand = [o for o in d["options"] if _offer(o["offer_id"])["mode"] == "cloud_on_demand"]
-        assert on_demand and top["cost"]["tco_usd"] < min(o["cost"]["tco_usd"] for o in on_demand)
-    else:
-        assert _compute_and_idle(top) == pytest.approx(held, rel=1e-6)
+    # the on-demand fallback is priced on top of the spot hours, and it still undercuts every on-demand option
+    on_demand = [o for o in d["options"] if _offer(o["offer_id"])["mode"] == "cloud_on_demand"]
+    assert held < _compute_and_idle(top) < min(_compute_and_idle(o) for o in on_demand)
+    assert top["cost"]["tco_usd"] < min(o["cost"]["tco_usd"] for o in on_demand)
+    for o in on_demand:  # an on-demand option pays exactly its hours
+        assert _compute_and_idle(o) == pytest.approx(
+            _offer(o["offer_id"])["usd_per_hour"] * HOURS_PER_MONTH * 12 * max(o["cost"]["replicas"]), rel=1e-6)
 
 
 AZURE = """\

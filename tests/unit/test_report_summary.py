@@ -30,13 +30,21 @@ def test_headline_names_the_pick_its_cost_its_slo_and_why(chat):
     assert o.provider in line and o.region in line
     assert fmt_usd(o.cost["monthly_usd"]) in line and fmt_usd(o.cost["tco_usd"]) in line
     assert "within the 1.00 s SLO" in line
-    # the reason is the option's own first one: the cheapest, or (chatbot-asia prefers fixed monthly billing)
-    # a fixed-monthly option within 10 % of the cheapest ahead of it (the rule: test_spec_preferences_act)
-    assert line.endswith(f"because it is the {o.why[0].split(':')[0]}.")
-    if min(x.cost["tco_usd"] for x in chat.options) < o.cost["tco_usd"]:
-        assert "because it is the first by the spec's fixed-monthly billing preference, of" in line
-    else:
-        assert "because it is the cheapest of" in line
+    # the pay-per-use H200 is the cheapest by more than the 10 % the fixed-monthly preference allows a bought box
+    assert min(x.cost["tco_usd"] for x in chat.options) == o.cost["tco_usd"]
+    assert line.endswith(f"because it is the {o.why[0].split(':')[0]}.") and "because it is the cheapest of" in line
+
+
+def test_headline_says_when_the_billing_preference_put_a_dearer_option_first():
+    """At 3.5 requests/s the bought DGX B200 is within 10 % of the cheapest pay-per-use option, and chatbot-asia
+    prefers fixed monthly billing: the headline names the preference, not 'cheapest'."""
+    catalog = load_catalog()
+    spec = load_spec(EXAMPLES / "chatbot-asia.yaml", catalog, ("inference.traffic.requests_per_s=3.5",))
+    pref = plan(spec, catalog, top=3)
+    o = pref.options[0]
+    line = headline(pref)
+    assert o.deployment == "on_prem" and min(x.cost["tco_usd"] for x in pref.options) < o.cost["tco_usd"]
+    assert "because it is the first by the spec's fixed-monthly billing preference, of" in line
 
 
 def test_the_report_opens_with_the_headline_then_the_workload(chat):

@@ -245,25 +245,38 @@ def render_explain(plan: Plan, rank: int, console: Any) -> None:
         console.print(line, highlight=False)
 
 
+#: The fleet table's columns (terminal and reports).
+FLEET_COLUMNS = ("workload", "best apart", "TCO apart", "in the combined plan")
+
+
+def fleet_rows(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    """One row per workload of a fleet plan: its name, its best option planned apart and that option's TCO, and
+    its cost within the combined plan (with its share of a pooled fleet)."""
+    within = {x["name"]: x for x in (result.get("combined") or {}).get("per_workload", [])}
+    rows = []
+    for w in result["workloads"]:
+        options = w["plan"].get("options") or []
+        best = options[0] if options else None
+        what = (f"{best['count']}x {best['accelerator']} {best['precision']} · {best['deployment']} · "
+                f"{best['provider']}" if best else "no option")
+        mine = within.get(w["name"])
+        share = (fmt_usd(mine["tco_usd"]) + (f" ({mine['share']:.0%} of the fleet)" if "share" in mine else "")
+                 if mine else "-")
+        rows.append((str(w["name"]), what, fmt_usd(best["cost"]["tco_usd"]) if best else "-", share))
+    return rows
+
+
 def render_fleet(result: dict, console: Any) -> None:
     """A fleet plan: each workload's best option apart, then the combined fleet and its saving."""
     from rich.table import Table
 
     table = Table(title=f"infrafit fleet plan: {result['name']} ({result['horizon_months']} months)", show_lines=True)
-    for col in ("workload", "best apart", "TCO apart", "in the combined plan"):
+    for col in FLEET_COLUMNS:
         table.add_column(col, overflow="fold")
-    combined = result.get("combined") or {}
-    within = {x["name"]: x for x in combined.get("per_workload", [])}
-    for w in result["workloads"]:
-        options = w["plan"]["options"]
-        best = options[0] if options else None
-        what = (f"{best['count']}x {best['accelerator']} {best['precision']} · {best['deployment']} · "
-                f"{best['provider']}" if best else "no option")
-        mine = within.get(w["name"])
-        share = f"{fmt_usd(mine['tco_usd'])}" + (f" ({mine['share']:.0%} of the fleet)" if "share" in mine else "") \
-            if mine else "-"
-        table.add_row(w["name"], what, fmt_usd(best["cost"]["tco_usd"]) if best else "-", share)
+    for row in fleet_rows(result):
+        table.add_row(*row)
     console.print(table)
+    combined = result.get("combined") or {}
     if combined:
         head = "shared fleet" if combined["kind"] == "shared" else "planned apart"
         console.print(f"[bold]combined ({head})[/bold]: TCO {fmt_usd(combined['tco_usd'])}, saving "
@@ -391,18 +404,8 @@ def _fleet_summary_markdown(result: Mapping[str, Any]) -> str:
         lines += [f"**Combined ({head}): TCO {fmt_usd(combined['tco_usd'])} over {result['horizon_months']} months, "
                   f"saving {fmt_usd(combined['saving_usd'])} against {fmt_usd(result['separate_tco_usd'])} "
                   "with every workload planned apart.**", ""]
-    within = {x["name"]: x for x in combined.get("per_workload", [])}
-    lines += ["| workload | best apart | TCO apart | in the combined plan |", "|---|---|---|---|"]
-    for w in result["workloads"]:
-        options = w["plan"].get("options") or []
-        best = options[0] if options else None
-        what = (f"{best['count']}x {best['accelerator']} {best['precision']} · {best['deployment']} · "
-                f"{best['provider']}" if best else "no option")
-        mine = within.get(w["name"])
-        share = (fmt_usd(mine["tco_usd"]) + (f" ({mine['share']:.0%} of the fleet)" if "share" in mine else "")
-                 if mine else "-")
-        cells = (w["name"], what, fmt_usd(best["cost"]["tco_usd"]) if best else "-", share)
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines += ["| " + " | ".join(FLEET_COLUMNS) + " |", "|" + "---|" * len(FLEET_COLUMNS)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in fleet_rows(result)]
     lines.append("")
     if combined.get("why"):
         lines += ["## Why this combined plan", "", *(f"- {x}" for x in combined["why"]), ""]
