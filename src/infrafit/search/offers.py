@@ -14,7 +14,7 @@ from datetime import date
 import numpy as np
 import pandas as pd
 
-from infrafit.workload.names import provider_key
+from infrafit.workload.names import provider_key, subdivision_cities, subdivisions
 
 MODE_KIND = {"cloud_on_demand": "cloud", "cloud_spot": "cloud", "cloud_reserved_1y": "cloud",
              "cloud_reserved_3y": "cloud", "cloud_capacity_block": "cloud", "dedicated_monthly": "dedicated",
@@ -72,7 +72,8 @@ def place_on_prem(offers: pd.DataFrame, regions: tuple[str, ...], countries: tup
 
 def residency_mask(offers: pd.DataFrame, regions: tuple[str, ...], countries: tuple[str, ...]) -> np.ndarray:
     """True where the offer's country is allowed and, when regions are given, its region or city is
-    one of them (countries alone are enough when no region is named)."""
+    one of them, or its city lies in a US state among them (``virginia``: Ashburn's us-east-1 and us-east4,
+    Azure's East US; ``names.subdivision_cities``); countries alone are enough when no region is named."""
     n = len(offers)
     if not regions and not countries:
         return np.ones(n, bool)
@@ -84,6 +85,11 @@ def residency_mask(offers: pd.DataFrame, regions: tuple[str, ...], countries: tu
     names = {_slug(r) for r in regions}
     region_ok = (per_unique(offers["region"], lambda r: _slug(r if r == r else "") in names).to_numpy(bool)
                  | per_unique(offers["city"], lambda c: _slug(c if c == c else "") in names).to_numpy(bool))
+    for name in names & set(subdivisions()):
+        cities, country = subdivision_cities(name), subdivisions()[name][0]
+        region_ok |= (per_unique(offers["city"], lambda c, cs=cities: _slug(c if c == c else "") in cs).to_numpy(bool)
+                      & per_unique(offers["country"], lambda c, cc=country: str(c if c == c else "").upper() == cc)
+                      .to_numpy(bool))
     placed = offers["placed"].to_numpy(bool) if "placed" in offers else np.zeros(n, bool)
     return (region_ok | placed) & country_ok
 

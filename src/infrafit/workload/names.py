@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from infrafit.errors import suggest
 
 PLACES_FILE = "places.csv"
+SUBDIVISIONS_FILE = "subdivisions.csv"
 
 if TYPE_CHECKING:
     from infrafit.workload.spec import Workload
@@ -48,6 +49,43 @@ def places() -> dict[str, tuple[str, float, float]]:
 def _places_rows() -> tuple[dict[str, str], ...]:
     text = resources.files("infrafit.catalog").joinpath("data", PLACES_FILE).read_text(encoding="utf-8")
     return tuple(csv.DictReader(io.StringIO(text, newline="")))
+
+
+@lru_cache(maxsize=1)
+def subdivisions() -> dict[str, tuple[str, str, str]]:
+    """First-level divisions a placement may name (``catalog/data/subdivisions.csv``: the US states and DC):
+    slug -> (country code, admin1 code, name). ``regions: [virginia]`` means every offer in a city of it."""
+    text = resources.files("infrafit.catalog").joinpath("data", SUBDIVISIONS_FILE).read_text(encoding="utf-8")
+    return {r["id"]: (r["country"], r["admin1"], r["name"]) for r in csv.DictReader(io.StringIO(text, newline=""))}
+
+
+@lru_cache(maxsize=64)
+def subdivision_cities(name: str) -> frozenset[str]:
+    """The city slugs an offer's ``city`` may carry to lie in subdivision ``name`` (empty when it is none):
+    every known place in it (``places.csv`` admin1: Ashburn, Dulles, Culpeper for Virginia) and the division's
+    own name where a catalog labels a region by its state (Azure's East US: "Virginia") and no city has it."""
+    sub = subdivisions().get(slug(name))
+    if sub is None:
+        return frozenset()
+    country, code, full = sub
+    out = {r["id"] for r in _places_rows() if r["country"] == country and r.get("admin1") == code}
+    if slug(full) not in places():
+        out.add(slug(full))
+    return frozenset(out)
+
+
+@lru_cache(maxsize=64)
+def subdivision_anchor(name: str) -> tuple[float, float, str] | None:
+    """(lat, lon, how) of a US state's most populous known place (where a user or region named only by its
+    state is placed: an estimate, and said so); None when ``name`` is no state or none of its places is known."""
+    sub = subdivisions().get(slug(name))
+    if sub is None:
+        return None
+    rows = [r for r in _places_rows() if r["country"] == sub[0] and r.get("admin1") == sub[1]]
+    if not rows:
+        return None
+    best = max(rows, key=lambda r: float(r.get("population_count") or 0))
+    return float(best["lat_deg"]), float(best["lon_deg"]), f"{slug(name)} (at {best['id']}, its most populous place)"
 
 
 @lru_cache(maxsize=1)
@@ -101,7 +139,8 @@ def place_country(name: str) -> str:
 
 def locate(*names: object, country: object = "") -> tuple[float, float, str] | None:
     """(lat, lon, how) for the first of ``names`` that is a known place (a city or data-centre town
-    slug), else the country's most populous place; ``how`` says which. None when nothing is known."""
+    slug) or a US state (at its most populous known place), else the country's most populous place;
+    ``how`` says which. None when nothing is known."""
     table = places()
     for name in names:
         key = slug(name)
@@ -111,6 +150,9 @@ def locate(*names: object, country: object = "") -> tuple[float, float, str] | N
         named = _by_name().get(_name_key(name))
         if named:
             return named
+        anchor = subdivision_anchor(key)
+        if anchor:
+            return anchor
         text = str(name or "").strip()
         if len(text) == 2 and text.isupper() and text in country_anchors():
             sid, lat, lon = country_anchors()[text]
@@ -125,6 +167,7 @@ def locate(*names: object, country: object = "") -> tuple[float, float, str] | N
 def _known(catalog: Any) -> dict[str, Any]:
     offers = catalog.offers
     regions: dict[str, set[str]] = {pid: {cc} for pid, (cc, _, _) in places().items()}
+    regions.update({sid: {cc} for sid, (cc, _, _) in subdivisions().items()})
     for region, country in zip(offers["region"], offers["country"], strict=True):
         if isinstance(region, str) and region:
             known_country = {str(country)} if isinstance(country, str) and country else set()
@@ -145,15 +188,15 @@ def _region_problems(path: tuple[str, ...], names: tuple[str, ...], known: dict[
                      countries: tuple[str, ...]) -> list[Triple]:
     out: list[Triple] = []
     regions = known["regions"]
-    sold = sorted(set(known["offer_regions"]) | known["cities"])
+    sold = sorted(set(known["offer_regions"]) | known["cities"] | set(subdivisions()))
     for i, name in enumerate(names):
         if name.startswith(ON_PREM_PREFIX):
             continue
         if name not in regions and name not in known["cities"]:
             hint = suggest(name, sold) or suggest(name, sorted(regions))  # the catalog's own regions first
-            out.append(((*path, i), f"{name!r} is neither a region of the catalog nor a known city{hint}",
-                        f"use a region of `infrafit catalog offers`, a city (docs/workload-spec.md, places), or "
-                        f"{ON_PREM_PREFIX}-<site> for hardware you place yourself"))
+            out.append(((*path, i), f"{name!r} is neither a region of the catalog nor a known city or state{hint}",
+                        f"use a region of `infrafit catalog offers`, a city or US state (docs/workload-spec.md, "
+                        f"places), or {ON_PREM_PREFIX}-<site> for hardware you place yourself"))
             continue
         where = regions.get(name, set())
         if countries and where and not where & set(countries):

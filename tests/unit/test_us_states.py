@@ -1,0 +1,87 @@
+"""US states as places (``placement.regions: [virginia]``): every offer in a city of the state is inside
+the residency constraint, whichever name its catalog gives the region (us-east-1, us-east4, Azure eastus)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from infrafit.catalog import load_catalog
+from infrafit.search.offers import residency_mask
+from infrafit.workload.names import locate, name_problems, subdivision_cities, subdivisions
+from infrafit.workload.spec import parse_spec
+
+SPEC = """\
+name: states
+task: inference
+model: llama3.1-8b
+precision: [fp8]
+inference:
+  mode: realtime
+  traffic: {{requests_per_s: 5, input_tokens: {{mean: 800, p99: 2000}}, output_tokens: {{mean: 200, p99: 600}}}}
+  slo: {{ttft_p99_s: 1.0, tpot_p99_s: 0.05}}
+placement: {{regions: {regions}{countries}}}
+deployment: {{allowed: [cloud]}}
+horizon_months: 12
+"""
+
+
+@pytest.fixture(scope="module")
+def cat():  # noqa: ANN201
+    return load_catalog()
+
+
+def _offers(cat, regions: tuple[str, ...], countries: tuple[str, ...] = ()) -> pd.DataFrame:  # noqa: ANN001
+    offers = cat.offers
+    return offers[residency_mask(offers, regions, countries)]
+
+
+def test_every_state_and_dc_is_a_subdivision_with_a_source():
+    subs = subdivisions()
+    assert len(subs) == 51
+    assert subs["virginia"] == ("US", "VA", "Virginia")
+    # the city keeps the plain slug; the state is reached as washington-state
+    assert subs["washington-state"][1] == "WA" and "washington" not in subs
+
+
+def test_virginia_holds_the_ashburn_towns_and_the_azure_label_but_not_ohio():
+    cities = subdivision_cities("virginia")
+    assert {"ashburn", "dulles", "culpeper", "virginia"} <= cities
+    assert "columbus" not in cities and subdivision_cities("ohio") >= {"columbus", "cleveland"}
+    assert subdivision_cities("atlantis") == frozenset()
+    # a state whose name is a city's (washington: DC) never matches that city's offers by name
+    assert "washington" not in subdivision_cities("washington-state")
+
+
+def test_virginia_selects_us_east_1_us_east4_and_azure_east_us_only(cat):  # noqa: ANN001
+    got = _offers(cat, ("virginia",))
+    regions = set(got["region"])
+    assert {"us-east-1", "us-east4", "eastus"} <= regions
+    assert not regions & {"us-east-2", "us-east5", "us-west-2", "us-central1"}  # Ohio, Oregon, Iowa
+    assert set(got["country"]) == {"US"}
+    # the city alone keeps what it kept before: Azure's region is labelled by its state, not by Ashburn
+    assert "eastus" not in set(_offers(cat, ("ashburn",))["region"])
+    assert len(got) > len(_offers(cat, ("ashburn",)))
+
+
+def test_a_state_with_a_country_outside_placement_countries_selects_nothing(cat):  # noqa: ANN001
+    assert _offers(cat, ("virginia",), ("DE",)).empty
+    assert set(_offers(cat, ("ohio", "frankfurt"))["country"]) == {"US", "DE"}
+
+
+def test_check_accepts_states_and_refuses_a_state_outside_the_countries(cat):  # noqa: ANN001
+    ok = parse_spec(SPEC.format(regions="[ohio, virginia]", countries=""))
+    assert name_problems(ok, cat) == []
+    bad = parse_spec(SPEC.format(regions="[virginia]", countries=", countries: [DE]"))
+    [(path, what, fix)] = name_problems(bad, cat)
+    assert path == ("placement", "regions", 0) and "is in US" in what and "placement.countries" in fix
+    typo = parse_spec(SPEC.format(regions="[virgina]", countries=""))
+    [(_, what, fix)] = name_problems(typo, cat)
+    assert "did you mean 'virginia'" in what and "US state" in fix
+
+
+def test_a_state_is_located_at_its_most_populous_known_place():
+    lat, lon, how = locate("virginia")
+    assert how == "virginia (at virginia-beach, its most populous place)"
+    assert (round(lat), round(lon)) == (37, -76)
+    assert locate("wyoming") is None  # no known place in it: not guessed
