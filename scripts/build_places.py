@@ -38,9 +38,11 @@ HAND_TOWNS = [("boardman", "Boardman", "US", 45.84, -119.70, "OR"),
               ("beltsville", "Beltsville", "US", 39.03, -76.91, "MD"),
               ("eemshaven", "Eemshaven", "NL", 53.44, 6.83, ""),
               ("salt-lake-city", "Salt Lake City", "US", 40.76, -111.89, "UT"),
-              ("mantsala", "Mäntsälä", "FI", 60.63, 25.32, "")]
-HAND_SOURCE = ("town of a data centre region in the catalog, coordinates from GeoNames (geonames.org) to 0.01 "
-               "degree; population not recorded (below the table's 250,000 threshold)")
+              ("mantsala", "Mäntsälä", "FI", 60.63, 25.32, ""),
+              ("quincy", "Quincy", "US", 47.23, -119.85, "WA")]
+HAND_SOURCE = ("town of a data centre region in the catalog or of a measured Azure region (Quincy: West US 2), "
+               "coordinates from GeoNames (geonames.org) to 0.01 degree; population not recorded (below the table's "
+               "250,000 threshold)")
 
 
 def _also(c: dict) -> bool:

@@ -60,6 +60,22 @@ def test_an_unmeasured_path_is_estimated_above_the_fibre_floor():
     assert rt.source.startswith("estimate:") and floor < rt.rtt_s < 2.5 * floor
 
 
+def test_azure_regions_labelled_by_state_sit_in_that_state_not_in_a_namesake_city():
+    """West US 2 is "Washington (Quincy)": Quincy, WA, not Washington DC (which put a Seattle-area region
+    beside Ashburn and gave Virginia users a 71 ms "measured" trip to a server 277 km away); East US is
+    "Virginia"; a label's town in parentheses is the most specific name."""
+    from infrafit.perf.network import great_circle_m, measured_sites
+
+    sites = measured_sites()
+    assert great_circle_m(*sites["West US 2"], *_point("quincy")) < 1_000
+    assert great_circle_m(*sites["West US 2"], *_point("washington")) > 3_000_000
+    assert great_circle_m(*sites["West US"], *_point("san-francisco")) < 1_000
+    assert great_circle_m(*sites["East US"], *_point("virginia-beach")) < 1_000  # the state's largest place
+    assert great_circle_m(*sites["North Central US"], *_point("chicago")) < 1_000  # "Illinois"
+    rt = round_trip(_point("virginia"), _point("ashburn"))
+    assert rt.source.startswith("estimate:") and rt.rtt_s < 0.02
+
+
 def test_the_distance_fit_is_physical_and_its_leave_one_out_error_is_reported():
     f = network_fit()
     assert f.pairs >= 1000 and 1.2 < f.route_factor < 2.5  # paths are longer than great circles

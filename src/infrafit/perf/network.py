@@ -16,6 +16,7 @@ Pure functions over cached tables; ``round_trip`` is what the planner and report
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -67,11 +68,12 @@ def _azure_code(display: str) -> str:
 @lru_cache(maxsize=1)
 def measured_sites() -> dict[str, tuple[float, float]]:
     """Azure region display name -> (lat, lon): its curator city label, else the city of its region code
-    in ``cloud_regions.csv``; regions neither names are left out (their pairs cannot be placed)."""
+    in ``cloud_regions.csv``; regions neither names are left out (their pairs cannot be placed). A label's
+    town in parentheses comes first (``Washington (Quincy)``: Quincy, WA), and a US state's name is the state
+    (at its most populous known place: ``Virginia``, ``Iowa``), never a namesake city (``Washington``: not DC)."""
     from infrafit.catalog.loader import read_table
     from infrafit.catalog.network import rtt_table
     from infrafit.catalog.refresh import REGIONS, REGIONS_PATH
-    from infrafit.workload.names import locate
 
     regions = read_table(REGIONS_PATH, REGIONS)
     azure_city = {r: c for p, r, c in zip(regions["provider"], regions["region"], regions["city"], strict=True)
@@ -80,10 +82,26 @@ def measured_sites() -> dict[str, tuple[float, float]]:
     table = table[table["network"] == "azure_backbone"]
     out: dict[str, tuple[float, float]] = {}
     for region, city in set(zip(table["from_region"], table["from_city"], strict=True)):
-        found = locate(city) or locate(azure_city.get(_azure_code(region), ""))
+        found = next(filter(None, map(_site, _labels(city) + _labels(azure_city.get(_azure_code(region), "")))),
+                     None)
         if found:
             out[region] = (found[0], found[1])
     return out
+
+
+def _labels(label: object) -> list[str]:
+    """A location label's names, most specific first: ``Tokyo (Saitama)`` -> ``[Saitama, Tokyo]``."""
+    text = str(label or "")
+    inner = [t.strip() for t in re.findall(r"\((.*?)\)", text) if t.strip()]
+    outer = re.sub(r"\(.*?\)", "", text).strip()
+    return inner + ([outer] if outer else [])
+
+
+def _site(name: str) -> tuple[float, float, str] | None:
+    from infrafit.workload.names import locate, state_named, subdivision_anchor
+
+    state = state_named(name)
+    return subdivision_anchor(state) if state else locate(name)
 
 
 @lru_cache(maxsize=1)

@@ -74,6 +74,13 @@ def subdivision_cities(name: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def state_named(name: object) -> str | None:
+    """The subdivision id of a US state written by its name (``Washington`` -> ``washington-state``, where a
+    bare slug would find the city), or None: for labels known to name a state (Azure's region locations)."""
+    key = _name_key(name)
+    return next((sid for sid, (_, _, full) in subdivisions().items() if _name_key(full) == key), None) if key else None
+
+
 @lru_cache(maxsize=64)
 def subdivision_anchor(name: str) -> tuple[float, float, str] | None:
     """(lat, lon, how) of a US state's most populous known place (where a user or region named only by its
@@ -119,7 +126,7 @@ def _by_name() -> dict[str, tuple[float, float, str]]:
         for key in {_name_key(r["name"]), _name_key(r["name"].split()[0]) if " am " in r["name"] else ""} - {""}:
             if key not in best or pop > best[key][0]:
                 best[key] = (pop, float(r["lat_deg"]), float(r["lon_deg"]), r["id"])
-    for alias, target in (("newyork", "newyorkcity"),):
+    for alias, target in (("newyork", "newyorkcity"), ("sanfranciscobay", "sanfrancisco")):
         if target in best:
             best.setdefault(alias, best[target])
     return {k: (lat, lon, sid) for k, (_, lat, lon, sid) in best.items()}
