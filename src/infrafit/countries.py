@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import csv
+import io
+from functools import lru_cache
+from importlib import resources
+
 #: ISO 3166-1 alpha-2 codes (officially assigned), from the ISO Online Browsing Platform
 #: https://www.iso.org/obp/ui/#search/code/ (retrieved 2025). ``UK`` and ``EL`` (exceptionally
 #: reserved, used by the EU) are accepted as aliases of ``GB`` and ``GR``.
@@ -15,3 +20,30 @@ ISO_COUNTRIES = frozenset(
     SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC
     VE VG VI VN VU WF WS YE YT ZA ZM ZW""".split()
 )
+
+
+def _name_key(text: object) -> str:
+    import re
+    import unicodedata
+
+    plain = unicodedata.normalize("NFKD", str(text or "")).encode("ascii", "ignore").decode().lower()
+    return re.sub(r"[^a-z0-9]", "", plain)
+
+
+@lru_cache(maxsize=1)
+def _by_name() -> dict[str, tuple[str, str]]:
+    """Country name or alpha-3 code (case, accents and punctuation ignored) -> (alpha-2 code, name), from
+    ``catalog/data/country_names.csv`` (GeoNames countryInfo)."""
+    text = resources.files("infrafit.catalog").joinpath("data", "country_names.csv").read_text(encoding="utf-8")
+    out: dict[str, tuple[str, str]] = {}
+    for r in csv.DictReader(io.StringIO(text, newline="")):
+        if r["iso"] in ISO_COUNTRIES:
+            out.setdefault(_name_key(r["name"]), (r["iso"], r["name"]))
+            out.setdefault(_name_key(r["iso3"]), (r["iso"], r["name"]))
+    return out
+
+
+def country_named(text: object) -> tuple[str, str] | None:
+    """(alpha-2 code, name) of a country written by its name or alpha-3 code (``Germany``, ``deu`` ->
+    ``("DE", "Germany")``), for errors that say which code to write; None when it names no country."""
+    return _by_name().get(_name_key(text)) if _name_key(text) else None

@@ -15,6 +15,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from infrafit.countries import country_named
 from infrafit.errors import suggest
 
 PLACES_FILE = "places.csv"
@@ -200,6 +201,12 @@ def _region_problems(path: tuple[str, ...], names: tuple[str, ...], known: dict[
         if name.startswith(ON_PREM_PREFIX):
             continue
         if name not in regions and name not in known["cities"]:
+            named = None if _by_name().get(_name_key(name)) else country_named(name)
+            if named:  # a country by its name (not a city-state's city): residency by country is placement.countries
+                out.append(((*path, i), f"{name!r} is the country {named[1]}, not a region or city",
+                            f"put {named[0]} in placement.countries (every region there), or name a region or "
+                            "city"))
+                continue
             hint = suggest(name, sold) or suggest(name, sorted(regions))  # the catalog's own regions first
             out.append(((*path, i), f"{name!r} is neither a region of the catalog nor a known city or state{hint}",
                         f"use a region of `infrafit catalog offers`, a city or US state (docs/workload-spec.md, "
@@ -224,6 +231,11 @@ def name_problems(workload: Workload, catalog: Any) -> list[Triple]:
     for i, place in enumerate(pl.users_in):
         name = place.lower()
         if name not in known["regions"] and name not in known["cities"] and not (len(place) == 2 and place.isupper()):
+            named = None if _by_name().get(_name_key(place)) else country_named(place)
+            if named:  # a country by its name (not a city-state's city, hongkong): say which code to write
+                out.append((("placement", "users_in", i), f"{place!r} is the country {named[1]}, not a place",
+                            f"write its two-letter code {named[0]} (placed at its most populous city), or a city"))
+                continue
             out.append((("placement", "users_in", i), f"{place!r} is not a known place{suggest(name, names)}",
                         "use a city of at least 250,000 people, a region of `infrafit catalog offers`, "
                         "or a two-letter country code"))

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BeforeValidator, Field
 
 from infrafit import units
-from infrafit.countries import ISO_COUNTRIES  # noqa: E402 - re-exported for the spec types
+from infrafit.countries import ISO_COUNTRIES, country_named  # noqa: E402 - re-exported for the spec types
 from infrafit.errors import suggest
 
 _COUNTRY_ALIASES = {"UK": "GB", "EL": "GR"}
@@ -143,6 +143,10 @@ def _country(value: Any) -> Any:
         return value
     code = _COUNTRY_ALIASES.get(value.strip().upper(), value.strip().upper())
     if code not in ISO_COUNTRIES:
+        named = country_named(value)
+        if named:
+            raise invalid(f"{value!r} is the country {named[1]}; the field takes its ISO 3166-1 alpha-2 code",
+                          f"write {named[0]}")
         raise invalid(f"{value!r} is not an ISO 3166-1 alpha-2 country code{suggest(code, ISO_COUNTRIES)}",
                       "use the two-letter code, like JP, HK, DE, US")
     return code
