@@ -39,6 +39,8 @@ def _by_name() -> dict[str, tuple[str, str]]:
     for r in csv.DictReader(io.StringIO(text, newline="")):
         if r["iso"] in ISO_COUNTRIES:
             out.setdefault(_name_key(r["name"]), (r["iso"], r["name"]))
+            if r["name"].startswith("The "):  # GeoNames' "The Netherlands", "The Gambia"
+                out.setdefault(_name_key(r["name"][4:]), (r["iso"], r["name"]))
             out.setdefault(_name_key(r["iso3"]), (r["iso"], r["name"]))
     return out
 

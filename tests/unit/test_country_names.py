@@ -27,7 +27,8 @@ horizon_months: 12
 
 
 @pytest.mark.parametrize(("text", "code"), [("Germany", "DE"), ("germany", "DE"), ("DEU", "DE"), ("usa", "US"),
-                                            ("United Kingdom", "GB"), ("south-korea", "KR"), ("Ivory Coast", "CI")])
+                                            ("United Kingdom", "GB"), ("south-korea", "KR"), ("Ivory Coast", "CI"),
+                                            ("Netherlands", "NL"), ("The Netherlands", "NL")])
 def test_names_and_alpha3_codes_find_the_country(text, code):
     found = country_named(text)
     assert found is not None and found[0] == code and found[0] in ISO_COUNTRIES

@@ -74,6 +74,9 @@ def test_azure_regions_labelled_by_state_sit_in_that_state_not_in_a_namesake_cit
     assert great_circle_m(*sites["North Central US"], *_point("chicago")) < 1_000  # "Illinois"
     rt = round_trip(_point("virginia"), _point("ashburn"))
     assert rt.source.startswith("estimate:") and rt.rtt_s < 0.02
+    # labelled by a country: at its most populous place (North Europe "Ireland", West Europe "Netherlands")
+    assert great_circle_m(*sites["North Europe"], *_point("dublin")) < 1_000
+    assert great_circle_m(*sites["West Europe"], *_point("NL")) < 1_000
 
 
 def test_the_distance_fit_is_physical_and_its_leave_one_out_error_is_reported():

@@ -98,10 +98,18 @@ def _labels(label: object) -> list[str]:
 
 
 def _site(name: str) -> tuple[float, float, str] | None:
+    """Where a region's location label puts it: a US state at its most populous known place, a place by
+    name, else a country's name (``Ireland``: North Europe; ``Netherlands``: West Europe) at the country's
+    most populous place."""
+    from infrafit.countries import country_named
     from infrafit.workload.names import locate, state_named, subdivision_anchor
 
     state = state_named(name)
-    return subdivision_anchor(state) if state else locate(name)
+    if state:
+        return subdivision_anchor(state)
+    found = locate(name)
+    country = None if found else country_named(name)
+    return locate(country[0]) if country else found
 
 
 @lru_cache(maxsize=1)
