@@ -1,5 +1,7 @@
-"""US states as places (``placement.regions: [virginia]``): every offer in a city of the state is inside
-the residency constraint, whichever name its catalog gives the region (us-east-1, us-east4, Azure eastus)."""
+"""Place names beyond cities and catalog regions. US states (``placement.regions: [virginia]``): every offer
+in a city of the state is inside the residency constraint, whichever name its catalog gives the region
+(us-east-1, us-east4, Azure eastus). Countries written by name or alpha-3 code where a spec wants a two-letter
+code (or a place) are refused with the code to write, not a spelling guess among cities ('germany' -> 'kerman')."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import pandas as pd
 import pytest
 
 from infrafit.catalog import load_catalog
+from infrafit.countries import ISO_COUNTRIES, country_named
+from infrafit.errors import InputError
 from infrafit.search.offers import residency_mask
 from infrafit.workload.names import locate, name_problems, subdivision_cities, subdivisions
 from infrafit.workload.spec import parse_spec
@@ -20,7 +24,7 @@ inference:
   mode: realtime
   traffic: {{requests_per_s: 5, input_tokens: {{mean: 800, p99: 2000}}, output_tokens: {{mean: 200, p99: 600}}}}
   slo: {{ttft_p99_s: 1.0, tpot_p99_s: 0.05}}
-placement: {{regions: {regions}{countries}}}
+placement: {placement}
 deployment: {{allowed: [cloud]}}
 horizon_months: 12
 """
@@ -70,12 +74,12 @@ def test_a_state_with_a_country_outside_placement_countries_selects_nothing(cat)
 
 
 def test_check_accepts_states_and_refuses_a_state_outside_the_countries(cat):  # noqa: ANN001
-    ok = parse_spec(SPEC.format(regions="[ohio, virginia]", countries=""))
+    ok = parse_spec(SPEC.format(placement="{regions: [ohio, virginia]}"))
     assert name_problems(ok, cat) == []
-    bad = parse_spec(SPEC.format(regions="[virginia]", countries=", countries: [DE]"))
+    bad = parse_spec(SPEC.format(placement="{regions: [virginia], countries: [DE]}"))
     [(path, what, fix)] = name_problems(bad, cat)
     assert path == ("placement", "regions", 0) and "is in US" in what and "placement.countries" in fix
-    typo = parse_spec(SPEC.format(regions="[virgina]", countries=""))
+    typo = parse_spec(SPEC.format(placement="{regions: [virgina]}"))
     [(_, what, fix)] = name_problems(typo, cat)
     assert "did you mean 'virginia'" in what and "US state" in fix
 
@@ -85,3 +89,38 @@ def test_a_state_is_located_at_its_most_populous_known_place():
     assert how == "virginia (at virginia-beach, its most populous place)"
     assert (round(lat), round(lon)) == (37, -76)
     assert locate("wyoming") is None  # no known place in it: not guessed
+
+
+@pytest.mark.parametrize(("text", "code"), [("Germany", "DE"), ("germany", "DE"), ("DEU", "DE"), ("usa", "US"),
+                                            ("United Kingdom", "GB"), ("south-korea", "KR"), ("Ivory Coast", "CI"),
+                                            ("Netherlands", "NL"), ("The Netherlands", "NL")])
+def test_names_and_alpha3_codes_find_the_country(text, code):
+    found = country_named(text)
+    assert found is not None and found[0] == code and found[0] in ISO_COUNTRIES
+
+
+@pytest.mark.parametrize("text", ["", "tokyo", "germanyy", "virginia"])
+def test_other_words_name_no_country(text):
+    assert country_named(text) is None
+
+
+def test_countries_field_says_which_code_to_write():
+    with pytest.raises(InputError) as info:
+        parse_spec(SPEC.format(placement="{countries: [Germany]}"))
+    assert "'Germany' is the country Germany" in info.value.message and "To fix: write DE" in info.value.message
+
+
+def test_users_in_and_regions_say_which_code_to_write():
+    cat = load_catalog()
+    users = parse_spec(SPEC.format(placement="{users_in: [germany]}"))
+    [(path, what, fix)] = name_problems(users, cat)
+    assert path == ("placement", "users_in", 0) and "the country Germany" in what and "DE" in fix
+    regions = parse_spec(SPEC.format(placement="{regions: [japan]}"))
+    [(path, what, fix)] = name_problems(regions, cat)
+    assert path == ("placement", "regions", 0) and "the country Japan" in what
+    assert "JP in placement.countries" in fix
+    # a city-state's city is the city (hongkong: did you mean hong-kong), not the country
+    [(_, what, _)] = name_problems(parse_spec(SPEC.format(placement="{regions: [hongkong]}")), cat)
+    assert "did you mean 'hong-kong'" in what
+    # a US state of the same name as a country is the state there (Georgia), as a place
+    assert name_problems(parse_spec(SPEC.format(placement="{regions: [georgia]}")), cat) == []
