@@ -22,12 +22,23 @@ ISO_COUNTRIES = frozenset(
 )
 
 
-def _name_key(text: object) -> str:
-    import re
+def ascii_lower(text: object) -> str:
+    """``text`` without accents, in lower case (``Côte`` -> ``cote``): the first step of every name
+    comparison (countries here, places in ``workload.names``)."""
     import unicodedata
 
-    plain = unicodedata.normalize("NFKD", str(text or "")).encode("ascii", "ignore").decode().lower()
-    return re.sub(r"[^a-z0-9]", "", plain)
+    return unicodedata.normalize("NFKD", str(text or "")).encode("ascii", "ignore").decode().lower()
+
+
+def alnum(text: str) -> str:
+    """Letters and digits only (``new-york`` -> ``newyork``)."""
+    import re
+
+    return re.sub(r"[^a-z0-9]", "", text)
+
+
+def _name_key(text: object) -> str:
+    return alnum(ascii_lower(text))
 
 
 @lru_cache(maxsize=1)

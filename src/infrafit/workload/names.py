@@ -15,7 +15,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from infrafit.countries import country_named
+from infrafit.countries import alnum, ascii_lower, country_named
 from infrafit.errors import suggest
 
 PLACES_FILE = "places.csv"
@@ -60,6 +60,15 @@ def subdivisions() -> dict[str, tuple[str, str, str]]:
     return {r["id"]: (r["country"], r["admin1"], r["name"]) for r in csv.DictReader(io.StringIO(text, newline=""))}
 
 
+def _places_in(name: str) -> list[dict[str, str]]:
+    """The known places (``places.csv`` rows) in subdivision ``name`` (its country and admin1 code); [] when
+    ``name`` is no subdivision."""
+    sub = subdivisions().get(slug(name))
+    if sub is None:
+        return []
+    return [r for r in _places_rows() if r["country"] == sub[0] and r.get("admin1") == sub[1]]
+
+
 @lru_cache(maxsize=64)
 def subdivision_cities(name: str) -> frozenset[str]:
     """The city slugs an offer's ``city`` may carry to lie in subdivision ``name`` (empty when it is none):
@@ -68,8 +77,8 @@ def subdivision_cities(name: str) -> frozenset[str]:
     sub = subdivisions().get(slug(name))
     if sub is None:
         return frozenset()
-    country, code, full = sub
-    out = {r["id"] for r in _places_rows() if r["country"] == country and r.get("admin1") == code}
+    out = {r["id"] for r in _places_in(name)}
+    full = sub[2]
     if slug(full) not in places():
         out.add(slug(full))
     return frozenset(out)
@@ -86,10 +95,7 @@ def state_named(name: object) -> str | None:
 def subdivision_anchor(name: str) -> tuple[float, float, str] | None:
     """(lat, lon, how) of a US state's most populous known place (where a user or region named only by its
     state is placed: an estimate, and said so); None when ``name`` is no state or none of its places is known."""
-    sub = subdivisions().get(slug(name))
-    if sub is None:
-        return None
-    rows = [r for r in _places_rows() if r["country"] == sub[0] and r.get("admin1") == sub[1]]
+    rows = _places_in(name)
     if not rows:
         return None
     best = max(rows, key=lambda r: float(r.get("population_count") or 0))
@@ -109,12 +115,9 @@ def country_anchors() -> dict[str, tuple[str, float, float]]:
 
 
 def _name_key(text: object) -> str:
-    import unicodedata
-
-    plain = unicodedata.normalize("NFKD", str(text or "")).encode("ascii", "ignore").decode().lower()
-    plain = re.sub(r"\bst\.?\s", "saint ", plain)
+    plain = re.sub(r"\bst\.?\s", "saint ", ascii_lower(text))
     plain = re.sub(r"\s+county$", "", plain.strip())
-    return re.sub(r"[^a-z0-9]", "", re.sub(r"\(.*?\)", "", plain))
+    return alnum(re.sub(r"\(.*?\)", "", plain))
 
 
 @lru_cache(maxsize=1)
@@ -172,6 +175,12 @@ def locate(*names: object, country: object = "") -> tuple[float, float, str] | N
     return None
 
 
+def _country_not_city(name: str) -> tuple[str, str] | None:
+    """(code, name) where ``name`` is a country written by its name or alpha-3 code and no known city bears
+    it (``hongkong`` is the city hong-kong, for a closest-name suggestion); else None."""
+    return None if _by_name().get(_name_key(name)) else country_named(name)
+
+
 def _known(catalog: Any) -> dict[str, Any]:
     offers = catalog.offers
     regions: dict[str, set[str]] = {pid: {cc} for pid, (cc, _, _) in places().items()}
@@ -201,8 +210,8 @@ def _region_problems(path: tuple[str, ...], names: tuple[str, ...], known: dict[
         if name.startswith(ON_PREM_PREFIX):
             continue
         if name not in regions and name not in known["cities"]:
-            named = None if _by_name().get(_name_key(name)) else country_named(name)
-            if named:  # a country by its name (not a city-state's city): residency by country is placement.countries
+            named = _country_not_city(name)
+            if named:  # residency by country is placement.countries
                 out.append(((*path, i), f"{name!r} is the country {named[1]}, not a region or city",
                             f"put {named[0]} in placement.countries (every region there), or name a region or "
                             "city"))
@@ -231,8 +240,8 @@ def name_problems(workload: Workload, catalog: Any) -> list[Triple]:
     for i, place in enumerate(pl.users_in):
         name = place.lower()
         if name not in known["regions"] and name not in known["cities"] and not (len(place) == 2 and place.isupper()):
-            named = None if _by_name().get(_name_key(place)) else country_named(place)
-            if named:  # a country by its name (not a city-state's city, hongkong): say which code to write
+            named = _country_not_city(place)
+            if named:  # say which code to write
                 out.append((("placement", "users_in", i), f"{place!r} is the country {named[1]}, not a place",
                             f"write its two-letter code {named[0]} (placed at its most populous city), or a city"))
                 continue
