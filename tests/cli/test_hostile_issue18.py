@@ -61,7 +61,7 @@ def _cases(tmp: Path) -> dict[str, tuple[list[str], int, str]]:
                                                                    num_experts_per_tok=9)], 2, "exceeds num_experts"),
         "fractional layers": (["check", _config_spec(tmp, "frac", num_hidden_layers=32.5)], 2, "fractional part"),
         "absurd size": (["check", _config_spec(tmp, "huge", hidden_size=10**9)], 2, "beyond any real model"),
-        "region typo": (["check", _spec(tmp, "tokio", placement={"regions": ["tokio"]})], 2, "did you mean 'tokyo'"),
+        "region typo": (["check", _spec(tmp, "tokio", placement={"regions": ["tokyoo"]})], 2, "did you mean 'tokyo'"),
         "unknown place": (["check", _spec(tmp, "atl", placement={"regions": ["tokyo"], "users_in": ["atlantis"]})],
                           2, "not a known place"),
         "region against country": (["check", _spec(tmp, "rc", placement={"regions": ["tokyo"], "countries": ["DE"]})],

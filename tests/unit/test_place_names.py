@@ -12,7 +12,15 @@ from infrafit.catalog import load_catalog
 from infrafit.countries import ISO_COUNTRIES, country_named
 from infrafit.errors import InputError
 from infrafit.search.offers import residency_mask
-from infrafit.workload.names import locate, name_problems, subdivision_cities, subdivisions
+from infrafit.workload.names import (
+    canonical_place,
+    locate,
+    name_problems,
+    place_aliases,
+    places,
+    subdivision_cities,
+    subdivisions,
+)
 from infrafit.workload.spec import parse_spec
 
 SPEC = """\
@@ -119,8 +127,28 @@ def test_users_in_and_regions_say_which_code_to_write():
     [(path, what, fix)] = name_problems(regions, cat)
     assert path == ("placement", "regions", 0) and "the country Japan" in what
     assert "JP in placement.countries" in fix
-    # a city-state's city is the city (hongkong: did you mean hong-kong), not the country
-    [(_, what, _)] = name_problems(parse_spec(SPEC.format(placement="{regions: [hongkong]}")), cat)
-    assert "did you mean 'hong-kong'" in what
+    # a city-state's city is the city (hongkong: GeoNames' other name of hong-kong), not the country
+    hk = parse_spec(SPEC.format(placement="{regions: [hongkong]}"))
+    assert hk.placement.regions == ("hong-kong",) and name_problems(hk, cat) == []
     # a US state of the same name as a country is the state there (Georgia), as a place
     assert name_problems(parse_spec(SPEC.format(placement="{regions: [georgia]}")), cat) == []
+
+
+def test_other_names_of_a_city_are_that_city():
+    """GeoNames alternate names that can mean one place only: 'bangalore' is Bengaluru, in users_in and regions
+    alike, and selects the offers sold there; the plan never sees the old name."""
+    spec = parse_spec(SPEC.format(placement="{regions: [bombay], users_in: [bangalore, Saigon, gurgaon, Munchen]}"))
+    assert spec.placement.regions == ("mumbai",)
+    assert spec.placement.users_in == ("bengaluru", "ho-chi-minh-city", "gurugram", "munich")
+    assert name_problems(spec, load_catalog()) == []
+    assert locate("bengaluru")[2] == "bengaluru"
+
+
+def test_an_alias_never_shadows_a_place_state_or_town_of_its_own():
+    aliases = place_aliases()
+    assert len(aliases) > 10_000 and set(aliases.values()) <= set(places())
+    assert not set(aliases) & (set(places()) | set(subdivisions()))
+    # 'canton' is Guangzhou's old name but Canton, Ohio's own: no alias (a town is not moved to China);
+    # 'calcutta' likewise (Calcutta, South Africa); a state keeps its name
+    assert "canton" not in aliases and "calcutta" not in aliases and canonical_place("virginia") == "virginia"
+    assert canonical_place("us-east-1") == "us-east-1" and canonical_place("peking") == "beijing"

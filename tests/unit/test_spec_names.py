@@ -35,8 +35,8 @@ def _problems(cat, extra: str) -> list[str]:
 
 
 @pytest.mark.parametrize("extra, field, part", [
-    ("placement: {regions: [tokio]}", "placement.regions[0]", "did you mean 'tokyo'"),
-    ("placement: {regions: [hongkong]}", "placement.regions[0]", "hong-kong"),
+    ("placement: {regions: [tokyoo]}", "placement.regions[0]", "did you mean 'tokyo'"),
+    ("placement: {regions: [hongkongg]}", "placement.regions[0]", "hong-kong"),
     ("placement: {users_in: [atlantis]}", "placement.users_in[0]", "not a known place"),
     ("placement: {regions: [tokyo], countries: [DE]}", "placement.regions[0]", "is in JP"),
     ("placement: {regions: [frankfrut]}", "placement.regions[0]", "frankfurt"),
@@ -52,6 +52,7 @@ def test_wrong_names_are_refused_with_a_suggestion(cat, extra, field, part):
     "placement: {regions: [tokyo, hong-kong], users_in: [seoul, taipei, JP, sao-paulo]}",
     "placement: {regions: [paris, on-prem-lab], countries: [FR]}",
     "deployment: {exclude_providers: [vast.ai, AWS, Lambda]}",
+    "placement: {regions: [hongkong, tokio], users_in: [bangalore, bombay]}",  # other names of those cities
 ])
 def test_right_names_pass(cat, extra):
     assert parse_spec(BASE.format(extra=extra), catalog=cat).name == "names"

@@ -152,11 +152,21 @@ def _country(value: Any) -> Any:
     return code
 
 
+def _region(value: Any) -> Any:
+    """A region or place slug; a city's other name as the place table spells it (``bangalore`` ->
+    ``bengaluru``: ``workload.names.canonical_place``)."""
+    from infrafit.workload.names import canonical_place
+
+    text = _slug(value)
+    return canonical_place(text) if isinstance(text, str) else text
+
+
 def _place(value: Any) -> Any:
-    """A region or metro slug, or an ISO country code (two letters, kept upper case)."""
+    """A region or metro slug (a city's other name as its place), or an ISO country code (two letters, kept
+    upper case)."""
     if isinstance(value, str) and len(value.strip()) == 2 and value.strip().upper() in ISO_COUNTRIES:
         return value.strip().upper()
-    return _slug(value)
+    return _region(value)
 
 
 #: A provider as the catalog names it: an id or display name ("vast.ai", "Lambda", "dedicated (market rate)").
@@ -174,6 +184,7 @@ def _provider(value: Any) -> Any:
 
 
 Slug = Annotated[str, BeforeValidator(_slug)]
+Region = Annotated[str, BeforeValidator(_region)]
 Provider = Annotated[str, BeforeValidator(_provider)]
 Place = Annotated[str, BeforeValidator(_place)]
 PlaceList = Annotated[tuple[Place, ...], AfterValidator(lambda v: tuple(dict.fromkeys(v))), Field(max_length=250)]
@@ -184,7 +195,7 @@ def _unique(values: Any) -> Any:
     return tuple(dict.fromkeys(values))
 
 
-SlugList = Annotated[tuple[Slug, ...], AfterValidator(_unique), Field(max_length=200)]
+SlugList = Annotated[tuple[Region, ...], AfterValidator(_unique), Field(max_length=200)]
 CountryList = Annotated[tuple[Country, ...], AfterValidator(_unique), Field(max_length=250)]
 
 
