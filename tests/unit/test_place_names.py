@@ -12,15 +12,8 @@ from infrafit.catalog import load_catalog
 from infrafit.countries import ISO_COUNTRIES, country_named
 from infrafit.errors import InputError
 from infrafit.search.offers import residency_mask
-from infrafit.workload.names import (
-    canonical_place,
-    locate,
-    name_problems,
-    place_aliases,
-    places,
-    subdivision_cities,
-    subdivisions,
-)
+from infrafit.workload.names import locate, name_problems, places, subdivision_cities, subdivisions
+from infrafit.workload.place_aliases import canonical_place, place_aliases
 from infrafit.workload.spec import parse_spec
 
 SPEC = """\

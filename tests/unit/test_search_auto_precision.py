@@ -54,3 +54,54 @@ def test_auto_keeps_the_widest_precision_within_the_margin():
     assert assemble._distinct_offers(cheap_fp4, [0, 1, 2], auto_precision=False) == [0]
     far = Part(["fp4", "fp8"], [100.0, 125.0])
     assert assemble._distinct_offers(far, [0, 1], auto_precision=True) == [0]
+
+
+def test_auto_prefers_the_checkpoints_own_format_on_an_offer():
+    """gpt-oss-120b ships MXFP4 weights: on a chip where fp4 and int8 cost the same, fp4 (the publisher's model)
+    is shown, not int8 (re-quantized, no more accurate); a bf16 checkpoint keeps the widest within the margin."""
+    class Part:
+        def __init__(self, precs, tco):
+            import numpy as np
+            import pandas as pd
+
+            self.offers = pd.DataFrame({"id": ["o"] * len(precs)})
+            self.ev = type("R", (), {"rows": [{"precision": p, "count": 1} for p in precs]})()
+            self.cost = type("C", (), {"tco_usd": np.array(tco)})()
+
+    tie = Part(["int8", "fp4", "bf16"], [100.0, 100.0, 140.0])
+    assert assemble._distinct_offers(tie, [0, 1, 2], auto_precision=True, native="fp4") == [1]
+    assert assemble._distinct_offers(tie, [0, 1, 2], auto_precision=True) == [0]  # no checkpoint format: widest
+    # the checkpoint's own format does not win beyond the margin: a narrower one saving more than 10% is kept
+    dear = Part(["fp4", "int4"], [130.0, 100.0])
+    assert assemble._distinct_offers(dear, [1, 0], auto_precision=True, native="fp4") == [1]
+    assert assemble.precision_preference("fp8", "fp8") > assemble.precision_preference("bf16", "fp8")
+
+
+def test_serving_a_quantized_checkpoint_at_its_own_format_is_no_quality_risk():
+    from infrafit.search.option import _quality_risk
+
+    w = parse_spec((ROOT / "examples" / "chatbot-asia.yaml").read_text()
+                   .replace("precision: [bf16, fp8]", "precision: auto").replace("llama3.1-70b", "gpt-oss-120b"))
+    assert _quality_risk(w, {"precision": "fp4"}, native="fp4") is None
+    line = _quality_risk(w, {"precision": "int8"}, native="fp4")
+    assert line is not None and "check-model gpt-oss-120b" in line
+
+
+def test_the_quality_check_names_a_config_model_by_its_path_never_a_placeholder(tmp_path):
+    from infrafit.search.option import _quality_risk
+
+    cfg = tmp_path / "config.json"
+    cfg.write_text((ROOT / "tests" / "fixtures" / "model_configs" / "Qwen--Qwen2.5-7B.json").read_text())
+    text = (ROOT / "examples" / "chatbot-asia.yaml").read_text().replace("precision: [bf16, fp8]", "precision: auto")
+    w = parse_spec(text.replace("model: llama3.1-70b", f"model: {{config: {cfg}}}"))
+    line = _quality_risk(w, {"precision": "fp8"})
+    assert line is not None and f"check-model {cfg}" in line and "MODEL" not in line
+
+
+def test_a_plan_serves_gpt_oss_at_its_own_mxfp4_where_that_costs_no_more():
+    text = (ROOT / "examples" / "chatbot-asia.yaml").read_text().replace("precision: [bf16, fp8]", "precision: auto")
+    text = text.replace("model: llama3.1-70b", "model: gpt-oss-120b") + "hardware: {accelerators: [b200]}\n"
+    cat = load_catalog()
+    p = plan(parse_spec(text, catalog=cat), cat, top=3)
+    assert p.options and all(o.precision == "fp4" for o in p.options)
+    assert all(not any(r.startswith("quality:") for r in o.risks) for o in p.options)

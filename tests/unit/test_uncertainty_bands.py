@@ -197,3 +197,20 @@ def test_p90_risk_checks_a_non_llm_latency_slo_at_the_band():
             assert p99_90 * factor <= 0.015 + 1e-12
         lowered += rate90 < rate50 * 0.999
     assert lowered >= 1
+
+
+def test_a_family_refused_by_its_band_quotes_the_figure_checked_not_the_prediction():
+    """At risk p90 a family whose prediction meets the SLO but whose band's p90 does not is refused with both:
+    'TTFT p99 1.42 s > 2.00 s SLO' read as a contradiction; the line now shows the p90 figure that failed."""
+    from infrafit.search.explain import family_fail_line
+
+    line = family_fail_line("serve", "ttft_p99_s", 1.42, 2.0, "4x nvidia_t4, int4", checked=2.96)
+    assert line == "TTFT p99 1.42 s predicted, 2.96 s at the p90 of its band > 2.00 s SLO (best: 4x nvidia_t4, int4)"
+    cat = load_catalog()
+    text = CHAT.replace("model: llama3.1-8b", "model: llama3.1-70b").replace("ttft_p99_s: 1.0", "ttft_p99_s: 1.2")
+    text = text.replace("precision: [fp8, bf16]", "precision: [int4]") + "hardware: {accelerators: [t4]}\n"
+    reasons = {}
+    for risk in ("p50", "p90"):
+        w = parse_spec(text.replace("tpot_p99_s: 0.05}", f"tpot_p99_s: 0.05, risk: {risk}}}"), catalog=cat)
+        reasons[risk] = next(e.reason for e in plan(w, cat, top=3).excluded if e.what == "NVIDIA Turing")
+    assert "at the p90 of its band" in reasons["p90"] and "at the p90 of its band" not in reasons["p50"]

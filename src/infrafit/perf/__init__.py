@@ -31,6 +31,7 @@ _EXPORTS = {
     "MAX_RATE": "infrafit.perf.operating",
     "MODEL_ERROR_PREFIX": "infrafit.perf.training.capacity", "DEADLINE_P90_KEY": "infrafit.perf.training.capacity",
     "peak_fraction": "infrafit.perf.training.capacity",
+    "RISK_FACTOR_PREFIX": "infrafit.perf.llm.capacity",
     "validate_csv": "infrafit.perf.validate.run",
     "CALIBRATION_COLUMNS": "infrafit.perf.calibrated", "CALIBRATION_FILE": "infrafit.perf.calibrated",
     "OPS_PER_LAYER": "infrafit.perf.calibrated", "roofline_time_s": "infrafit.perf.core",
@@ -71,6 +72,7 @@ __all__ = [
     "PROFILE_KEYS",
     "PROFILE_OVERLAY_FILE",
     "ProfileRow",
+    "RISK_FACTOR_PREFIX",
     "Profiles",
     "SkipRow",
     "ValidateContext",
@@ -108,6 +110,7 @@ if TYPE_CHECKING:
     from infrafit.perf.fit.nonllm import main as fit_nonllm_profiles
     from infrafit.perf.fit.training import main as fit_training_profiles
     from infrafit.perf.host.server import HostDemand, HostSpec, size_server
+    from infrafit.perf.llm.capacity import RISK_FACTOR_PREFIX
     from infrafit.perf.llm.engine import serve
     from infrafit.perf.llm.setup import ConfigRow, build_setup, default_stack, plan_precision
     from infrafit.perf.llm.shape import shape_from_arch

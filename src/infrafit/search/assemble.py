@@ -123,7 +123,8 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
     keys = [(fam[i], mode[i], prov[i], acc[i]) for i in range(len(part))]
     held = _accelerators_held(part)
     auto = ctx["workload"].precision == "auto"
-    candidates, left_out = worth_showing(_distinct_offers(part, order, auto), part.cost.tco_usd, held, acc)
+    native = ctx.get("checkpoint_precision", "") if part.task == "serve" else ""
+    candidates, left_out = worth_showing(_distinct_offers(part, order, auto, native), part.cost.tco_usd, held, acc)
     chosen = diverse_top(candidates, keys, top) if ctx.get("diverse", True) else candidates[:top]
     alts = _alternatives(part, idx)
     best_tco = float(part.cost.tco_usd[chosen[0]])
@@ -232,9 +233,18 @@ def _billing_line(part, i: int, cheapest: int) -> str:
             f"({part.offers['mode'].iloc[cheapest]}) over the horizon")
 
 
-def _distinct_offers(part, order: np.ndarray, auto_precision: bool = False) -> list[int]:
+def precision_preference(precision: str, native: str = "") -> tuple[int, int]:
+    """How much ``precision: auto`` prefers serving at ``precision`` (larger first): the checkpoint's own
+    format (``native``: gpt-oss-120b's MXFP4, DeepSeek-V3's fp8) first, since its accuracy is the
+    publisher's and any other format re-quantizes it (int8 from fp4 weights adds rounding, bf16 only
+    doubles the bytes: neither gains accuracy); then the widest."""
+    return int(bool(native) and precision == native), _PRECISION_BITS.get(precision, 16)
+
+
+def _distinct_offers(part, order: np.ndarray, auto_precision: bool = False, native: str = "") -> list[int]:
     """``order`` with one candidate per (offer, chips per engine): the first by rank, or, under
-    ``precision: auto``, the widest precision within ``AUTO_PRECISION_MARGIN`` of that offer's
+    ``precision: auto``, the preferred precision (``precision_preference``: the checkpoint's own ``native``
+    format, else the widest) within ``AUTO_PRECISION_MARGIN`` of that offer's
     cheapest (the others differ only in precision or stack: near-copies, not alternatives). A replica of
     ``dp`` data-parallel engines that share nothing (no expert parallelism across them) is ``dp`` replicas
     of one engine bought on the same offer, so it groups with the one-engine layout (chip count / dp)."""
@@ -252,7 +262,8 @@ def _distinct_offers(part, order: np.ndarray, auto_precision: bool = False) -> l
         if auto_precision:
             cheapest = min(float(tco[i]) for i in members)
             within = [i for i in members if float(tco[i]) <= (1.0 + AUTO_PRECISION_MARGIN) * cheapest]
-            best = max(within, key=lambda i: (_PRECISION_BITS.get(part.ev.rows[i]["precision"], 16), -members.index(i)))
+            best = max(within, key=lambda i: (*precision_preference(str(part.ev.rows[i]["precision"]), native),
+                                              -members.index(i)))
         pick[key] = best
     chosen = set(pick.values())
     return [int(i) for i in order if int(i) in chosen]
@@ -278,6 +289,7 @@ def build(workload, catalog, arch, parts, masks, compat, excluded, failures, obj
     """The plan dict. ``options`` is empty when nothing is feasible (the command exits 3)."""
     ctx = _context(workload, catalog, parts, compat, today)
     ctx["diverse"] = diverse
+    ctx["checkpoint_precision"] = str(getattr(arch, "default_precision", None) or "")
     metric_name = _metric_name(workload, arch)
     if len(parts) == 2:
         options, charts = combined(parts, objective, top, ctx, failures)

@@ -116,14 +116,17 @@ def _replicas_line(peak: float, capacity: float, mode: str) -> str:
     return f"{peak:.0f} replica(s) of {capacity:,.3g} requests/s held at the peak month (fixed modes)"
 
 
-def _quality_risk(workload, cfg: dict) -> str | None:
+def _quality_risk(workload, cfg: dict, native: str = "") -> str | None:
     """A 4- or 8-bit option chosen under ``precision: auto`` carries a quality risk: infrafit priced it,
-    it did not measure its accuracy. The line names the check that does."""
+    it did not measure its accuracy. The line names the check that does. Serving a quantized checkpoint at
+    its own format (``native``: gpt-oss-120b at fp4) is the publisher's model, not a risk of the plan."""
     prec = str(cfg.get("precision"))
-    if workload.precision != "auto" or prec not in _QUANTISED:
+    if workload.precision != "auto" or prec not in _QUANTISED or (native and prec == native):
         return None
+    ref = workload.model
+    model = ref.preset or ref.config or "CONFIG.json (the spec's model.architecture written as a config.json)"
     return (f"quality: {prec} was chosen under precision: auto; its accuracy on this model is not measured here. "
-            f"Check it before serving: `infrafit check-model {workload.model.preset or 'MODEL'} "
+            f"Check it before serving: `infrafit check-model {model} "
             f"--precisions fp32,{'int8' if prec in ('int8', 'int4') else 'bf16'}` and an eval on your data")
 
 
@@ -262,7 +265,7 @@ def option_json(part, i: int, ctx: dict) -> dict:
     lock = _lock_in(catalog, cfg["stack"], row["family"])
     if lock:
         risks.append(lock)
-    quality = _quality_risk(workload, cfg)
+    quality = _quality_risk(workload, cfg, ctx.get("checkpoint_precision", "") if part.task == "serve" else "")
     if quality:
         risks.append(quality)
     user = bool(row.get("user_row", False))

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from infrafit.errors import InputError
-from infrafit.perf import DEADLINE_P90_KEY, MODEL_ERROR_PREFIX, Evaluated
+from infrafit.perf import DEADLINE_P90_KEY, MODEL_ERROR_PREFIX, RISK_FACTOR_PREFIX, Evaluated
 from infrafit.search import assemble, network
 from infrafit.search.compat import family_compat
 from infrafit.search.explain import SLO_LABEL
@@ -97,13 +97,23 @@ def _family_failures(ev, task: str, fam_of: dict[str, str], failures: dict[str, 
             continue
         worst = np.zeros(len(fit))
         names = [(n, v, lim) for n, (v, lim) in ev.slo.items() if lim and np.isfinite(lim)]
-        for _n, v, lim in names:
-            worst = np.maximum(worst, v[fit] / lim)
+        for n, v, lim in names:
+            worst = np.maximum(worst, v[fit] * _risk_factor(ev, fit, n) / lim)
         i = fit[int(np.argmin(worst))]
         r = ev.rows[i]
-        n, v, lim = max(names, key=lambda t: t[1][i] / t[2]) if names else ("capacity", ev.capacity, 0.0)
+        n, v, lim = (max(names, key=lambda t: t[1][i] * _risk_factor(ev, [i], t[0])[0] / t[2]) if names
+                     else ("capacity", ev.capacity, 0.0))
+        factor = float(_risk_factor(ev, [i], n)[0]) if names else 1.0
         failures.setdefault(fam, []).append(family_fail_line(
-            task, n, float(v[i]), float(lim), f"{r['count']}x {r['accelerator']}, {r['precision']}"))
+            task, n, float(v[i]), float(lim), f"{r['count']}x {r['accelerator']}, {r['precision']}",
+            checked=float(v[i]) * factor if factor != 1.0 and np.isfinite(v[i]) else None))
+
+
+def _risk_factor(ev, idx, name: str) -> np.ndarray:
+    """What the rows' predicted ``name`` was multiplied by before the SLO check (their band's ratio at the
+    spec's risk, ``perf.llm.capacity.RISK_FACTOR_PREFIX``); 1 where none was applied."""
+    return np.array([float((ev.terms[k] if k < len(ev.terms) else {}).get(RISK_FACTOR_PREFIX + name, 1.0))
+                     for k in idx])
 
 
 def build_part(workload, arch, catalog, offers, compat, task: str, objective: str = "cost") -> Part:

@@ -1,9 +1,10 @@
 """Names in a spec that must be right: checked against the catalog at ``check`` time.
 
 A region, training region, user place or provider the catalog does not know is an error with the
-closest known names (``tokyoo`` -> ``tokyo``; a city's other name, ``bombay``, is that city), never silently planned around; a region whose country
-is not among ``placement.countries`` contradicts it. Your own site is named ``on-prem`` or
-``on-prem-<name>`` (where purchased hardware stands; it needs no catalog row).
+closest known names (``tokyoo`` -> ``tokyo``; a city's other name, ``bombay``, is that city), never
+silently planned around; a region whose country is not among ``placement.countries`` contradicts it.
+Your own site is named ``on-prem`` or ``on-prem-<name>`` (where purchased hardware stands; it needs no
+catalog row).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from infrafit.errors import suggest
 
 PLACES_FILE = "places.csv"
 SUBDIVISIONS_FILE = "subdivisions.csv"
-ALIASES_FILE = "place_aliases.csv"
 
 if TYPE_CHECKING:
     from infrafit.workload.spec import Workload
@@ -51,22 +51,6 @@ def places() -> dict[str, tuple[str, float, float]]:
 def _places_rows() -> tuple[dict[str, str], ...]:
     text = resources.files("infrafit.catalog").joinpath("data", PLACES_FILE).read_text(encoding="utf-8")
     return tuple(csv.DictReader(io.StringIO(text, newline="")))
-
-
-@lru_cache(maxsize=1)
-def place_aliases() -> dict[str, str]:
-    """Other names of known places (``catalog/data/place_aliases.csv``, GeoNames alternate names that can mean
-    only that place): alias slug -> place slug (``bangalore`` -> ``bengaluru``, ``munchen`` -> ``munich``)."""
-    text = resources.files("infrafit.catalog").joinpath("data", ALIASES_FILE).read_text(encoding="utf-8")
-    return {r["alias"]: r["place"] for r in csv.DictReader(io.StringIO(text, newline=""))}
-
-
-def canonical_place(name: str) -> str:
-    """``name`` (a slug) as the place table spells it: a known place, state or other name stays as written; an
-    alternate name of a known place becomes that place (``bombay`` -> ``mumbai``)."""
-    if name in places() or name in subdivisions():
-        return name
-    return place_aliases().get(name, name)
 
 
 @lru_cache(maxsize=1)

@@ -19,6 +19,7 @@ from pydantic import AfterValidator, BeforeValidator, Field
 from infrafit import units
 from infrafit.countries import ISO_COUNTRIES, country_named  # noqa: E402 - re-exported for the spec types
 from infrafit.errors import suggest
+from infrafit.workload.place_aliases import canonical_place
 
 _COUNTRY_ALIASES = {"UK": "GB", "EL": "GR"}
 
@@ -154,9 +155,7 @@ def _country(value: Any) -> Any:
 
 def _region(value: Any) -> Any:
     """A region or place slug; a city's other name as the place table spells it (``bangalore`` ->
-    ``bengaluru``: ``workload.names.canonical_place``)."""
-    from infrafit.workload.names import canonical_place
-
+    ``bengaluru``: ``workload.place_aliases.canonical_place``)."""
     text = _slug(value)
     return canonical_place(text) if isinstance(text, str) else text
 

@@ -314,6 +314,7 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
               "weights_bytes": float(np.asarray(w)[k] if np.ndim(w) else w), "kv_cache_bytes": float(kv[k]),
               "memory_reserve_bytes": float(reserve[k]),
               "meets_slos": float(bool(ok[i, j[k]])),
+              **{f"{RISK_FACTOR_PREFIX}{name}": float(f[i, 0]) for name, f in factors.items() if limits[name][1]},
               "throughput_output_tokens_per_s": float(sv.output_tokens_per_s[i, j[k]])}
              for k, i in enumerate(ri)]
     for i, p in enumerate(plans):
@@ -333,6 +334,11 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
     p50 = {"ttft_s": ttft50, "tpot_s": tpot50, "e2e_s": ttft50 + (osl - 1.0) * tpot50}
     return Evaluated(out_rows, fits[ri], capacity, np.full(len(ri), np.nan), ttft99[ri, j], w + kv,
                      np.broadcast_to(np.asarray(setup.memory_bytes, float), (len(rows),))[ri], slo_out, terms, p50)
+
+
+#: ``terms`` key prefix of the factor a row's predicted p99 ``figure`` is multiplied by before its SLO check
+#: (``risk_factors``; 1 at risk p50), so that a refusal can quote the figure that was checked.
+RISK_FACTOR_PREFIX = "risk_factor_"
 
 
 def risk_factors(rows: Sequence[Any], arch: ModelArch, figure: str, risk: str) -> np.ndarray:
