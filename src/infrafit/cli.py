@@ -84,8 +84,17 @@ def program(argv: list[str]) -> int:
         app(args=argv, prog_name="infrafit", standalone_mode=True)
     except SystemExit as exc:  # typer exits with 0, or 2 on a usage error it already printed
         code = exc.code
+        if code == 1 and _pipe_closed():
+            raise BrokenPipeError from exc
         return code if isinstance(code, int) else (ExitCode.OK if code is None else ExitCode.INPUT)
     return ExitCode.OK
+
+
+def _pipe_closed() -> bool:
+    """Whether click's shell exited because stdout's reader went away (``infrafit plan ... | head``): it then
+    wraps stdout in ``PacifyFlushWrapper`` (typer's vendored click's, by name) and exits 1, which here would
+    read as an internal error."""
+    return type(sys.stdout).__name__ == "PacifyFlushWrapper"
 
 
 def _eprint(text: str) -> None:

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from infrafit import __version__
 from infrafit.cli import main
 
@@ -39,3 +41,39 @@ def test_every_command_option_and_argument_has_help():
         missing += [f"{' '.join(path)} {p.opts[0] if p.opts else p.name}" for p in command.params
                     if p.name != "help" and not getattr(p, "help", None)]
     assert not missing, missing
+
+
+def test_a_reader_that_closes_the_pipe_early_is_no_error():
+    """`infrafit plan SPEC | head -1`: the table's reader goes away mid-output. rich then exited 1, the
+    internal-error status, so `set -o pipefail` scripts failed on a normal pipeline; now exit 0, nothing on
+    stderr."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": "140"}
+    spec = Path(__file__).resolve().parents[2] / "examples" / "tabular-xgboost.yaml"
+    proc = subprocess.Popen([sys.executable, "-m", "infrafit", "plan", str(spec)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0 and "Traceback" not in err and "internal error" not in err, err
+
+
+def test_clicks_own_broken_pipe_exit_is_no_error(monkeypatch):
+    """The same through typer's (vendored click) shell: on EPIPE it wraps stdout in PacifyFlushWrapper and
+    exits 1."""
+    import sys
+
+    from typer._click.utils import PacifyFlushWrapper
+
+    import infrafit.cli as cli
+
+    def closed(*_a, **_k):
+        monkeypatch.setattr(sys, "stdout", PacifyFlushWrapper(sys.stdout))
+        raise SystemExit(1)
+
+    monkeypatch.setattr(cli, "app", closed)
+    assert cli.main(["catalog", "offers"]) == 0

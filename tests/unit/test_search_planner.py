@@ -73,6 +73,20 @@ def test_framework_support_from_the_migration_rule(cat, framework, ops, family, 
         assert "not supported" in c.reason(framework, ops)
 
 
+def test_a_family_off_first_class_support_names_its_level_and_the_priced_port(cat):
+    """An option on a family whose framework support is not first-class says so in one readable line (it read
+    "supported framework support: ..."), with the porting cost priced in migration."""
+    real = load_catalog()
+    p = plan(parse_spec(BASE.format(extra="hardware: {vendors: [AMD]}")), real, top=3).to_dict()
+    amd = [o for o in p["options"] if o["family"] == "AMD Instinct"]
+    assert amd
+    for o in amd:
+        [line] = [r for r in o["risks"] if r.startswith("framework support: ")]
+        level = family_compat(real, "pytorch", ["AMD Instinct"], ())["AMD Instinct"].support
+        assert level != "first-class" and line.startswith(f"framework support: {level}, not first-class: ")
+        assert f"(migration ${o['cost']['breakdown']['migration_usd']:,.0f} priced)" in line
+
+
 def test_framework_none_excludes_the_family_with_a_reason(cat):
     text = (BASE.format(extra="").replace("model: llama3.1-8b", "model: xgboost-gbt\nframework: sklearn")
             .replace("precision: [bf16, fp8]\n", "").replace("{ttft_p99_s: 2.0, tpot_p99_s: 0.1}",
@@ -172,3 +186,24 @@ def test_pair_pools_add_the_parts_best_by_the_objective():
     assert list(_pool(train, "latency", 2)) == [0, 1]  # latency is about the serving part
     assert list(_pool(serve, "latency", 1)) == [0, 3]
     assert list(_pool(serve, "time", 1)) == [0]
+
+
+def test_a_family_refusal_names_its_best_computed_configuration_not_an_uncomputed_one():
+    """A configuration whose latencies were not computed (NaN) made the refusal read 'TTFT p99 ∞ > 1.00 s SLO
+    (best: 16x nvidia_l40)': NaN won the comparison for the best. The best computed one is named now."""
+    import numpy as np
+
+    from infrafit.perf import Evaluated
+    from infrafit.search import planner
+
+    rows = [{"accelerator": "nvidia_l40", "count": 16, "precision": "fp8"},
+            {"accelerator": "nvidia_l40s", "count": 2, "precision": "fp8"}]
+    nan = float("nan")
+    ev = Evaluated(rows, np.array([True, True]), np.zeros(2), np.full(2, nan), np.zeros(2), np.ones(2),
+                   np.full(2, 2.0), {"ttft_p99_s": (np.array([nan, 1.77]), 1.0),
+                                     "tpot_p99_s": (np.array([nan, 0.03]), 0.05)},
+                   [{}, {"risk_factor_ttft_p99_s": 1.7}], {})
+    failures: dict[str, list[str]] = {}
+    planner._family_failures(ev, "serve", {"nvidia_l40": "NVIDIA Ada", "nvidia_l40s": "NVIDIA Ada"}, failures)
+    assert failures["NVIDIA Ada"] == ["TTFT p99 1.77 s predicted, 3.01 s at the p90 of its band > 1.00 s SLO "
+                                      "(best: 2x nvidia_l40s, fp8)"]

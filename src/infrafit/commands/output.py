@@ -12,8 +12,22 @@ from rich.console import Console
 #: Piped output (a file, `less`, CI logs) gets a wide page instead of rich's 80-column default, so
 #: tables do not fold every cell; a terminal keeps its own width.
 PIPE_WIDTH = 140
-stdout = Console(soft_wrap=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
-stderr = Console(stderr=True)
+
+
+class _Console(Console):
+    """rich's console, except when the reader of a pipe goes away (``infrafit plan ... | head``): rich then
+    points stdout at /dev/null and exits 1, which reads as an internal error; this raises BrokenPipeError,
+    which the CLI's shell ends with exit 0 (``cli.main``)."""
+
+    def on_broken_pipe(self) -> None:
+        try:
+            super().on_broken_pipe()
+        except SystemExit:
+            raise BrokenPipeError("stdout closed by its reader") from None
+
+
+stdout = _Console(soft_wrap=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
+stderr = _Console(stderr=True)
 
 
 def _clean(value: Any) -> Any:

@@ -213,7 +213,8 @@ def option_json(part, i: int, ctx: dict) -> dict:
     comp = ctx["compat"][row["family"]]
     risks = []
     if comp.support != "first-class":
-        risks.append(f"{comp.support} framework support: {comp.reason(workload.framework, tuple(workload.custom_ops))}"
+        risks.append(f"framework support: {comp.support}, not first-class: "
+                     f"{comp.reason(workload.framework, tuple(workload.custom_ops))}"
                      f" (migration {fmt_usd(cost['breakdown'].get('migration_usd', 0.0))} priced)")
     familiar = resolve_familiar(workload.ops.familiar_stacks, catalog.stacks)
     adopt = float(adoption_weeks([cfg.get("stack", "default")], familiar, str(workload.framework), catalog.stacks)[0])

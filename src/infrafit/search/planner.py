@@ -97,11 +97,12 @@ def _family_failures(ev, task: str, fam_of: dict[str, str], failures: dict[str, 
             continue
         worst = np.zeros(len(fit))
         names = [(n, v, lim) for n, (v, lim) in ev.slo.items() if lim and np.isfinite(lim)]
-        for n, v, lim in names:
-            worst = np.maximum(worst, v[fit] * _risk_factor(ev, fit, n) / lim)
+        for n, v, lim in names:  # a figure not computed (NaN) is no candidate for the best: as bad as infinite
+            worst = np.maximum(worst, np.nan_to_num(v[fit] * _risk_factor(ev, fit, n) / lim, nan=np.inf))
         i = fit[int(np.argmin(worst))]
         r = ev.rows[i]
-        n, v, lim = (max(names, key=lambda t: t[1][i] * _risk_factor(ev, [i], t[0])[0] / t[2]) if names
+        n, v, lim = (max(names, key=lambda t: np.nan_to_num(t[1][i] * _risk_factor(ev, [i], t[0])[0] / t[2],
+                                                            nan=np.inf)) if names
                      else ("capacity", ev.capacity, 0.0))
         factor = float(_risk_factor(ev, [i], n)[0]) if names else 1.0
         failures.setdefault(fam, []).append(family_fail_line(
