@@ -204,11 +204,13 @@ def test_tensorrt_llm_dense_data_parallel_starts_one_server_per_group(tmp_path):
     stub.write_text('#!/usr/bin/env bash\necho "$CUDA_VISIBLE_DEVICES $*" >> "$LOG"\n')
     stub.chmod(0o755)
     log = tmp_path / "trt.log"
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "LOG": str(log)}
+    # the option is fp8 of a 16-bit checkpoint, which trtllm-serve does not make as it loads: MODEL names one
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "LOG": str(log), "MODEL": "/ckpt/llama-70b-fp8"}
     run = subprocess.run(["bash", str(tmp_path / "serve.sh")], env=env, capture_output=True, text=True, timeout=30)
     assert run.returncode == 0, run.stderr
     lines = sorted(log.read_text().splitlines())
     assert len(lines) == 2 and "enable_attention_dp" not in text
+    assert all(" /ckpt/llama-70b-fp8 " in line for line in lines)
     for line, (gpus, port) in zip(lines, (("0,1,2,3", 8000), ("4,5,6,7", 8001)), strict=True):
         assert line.startswith(gpus + " ") and "--tp_size 4 --pp_size 1" in line
         assert "--max_batch_size 64 " in line and line.endswith(f"--port {port}")
@@ -233,3 +235,44 @@ def test_moe_experts_are_tensor_sharded_in_the_export_when_the_estimate_shards_t
     assert "--tp_size 8" in texts["tensorrt-llm"] and "--ep_size" not in texts["tensorrt-llm"]
     wide = _serve_as(tmp_path, DEEPSEEK_SPEC, "vllm", 1, 8)
     assert "--data-parallel-size 8 --enable-expert-parallel" in wide
+
+
+@pytest.mark.parametrize(("precision", "native", "stack", "needed"), [
+    ("fp4", "fp4", "vllm", None),  # gpt-oss-120b as published
+    ("int8", "fp4", "vllm", "INT8 W8A8"),  # re-quantized: no flag makes it
+    ("fp8", "", "vllm", None),  # vLLM quantizes 16-bit weights to fp8 as it loads them (--quantization fp8)
+    ("fp8", "", "tensorrt-llm", "FP8"),  # trtllm-serve serves a checkpoint already in the format
+    ("bf16", "", "sglang", None),
+    ("bf16", "fp8", "vllm", "16-bit (dequantized)"),  # DeepSeek-V3 at 16 bits
+    ("int4", "", "vllm", "INT4 W4A16"),
+])
+def test_a_format_the_published_checkpoint_is_not_in_is_asked_for(precision, native, stack, needed):
+    from infrafit.export import checkpoint_needed
+
+    got = checkpoint_needed(precision, native, stack, "org/model")
+    assert (got is None) if needed is None else (got is not None and needed in got and "of org/model" in got)
+
+
+def test_serve_sh_refuses_to_serve_the_published_weights_at_another_format(tmp_path):
+    """An int8 option of an MXFP4 checkpoint ran `vllm serve openai/gpt-oss-120b`: the published fp4 weights,
+    not the int8 ones the plan priced. The script now needs MODEL (failing with what to set, not silently) and
+    serves it under the published name, which the load test asks for; a native fp4 option serves the id."""
+    spec = tmp_path / "oss.yaml"
+    spec.write_text((EXAMPLES / "chatbot-asia.yaml").read_text().replace("model: llama3.1-70b", "model: gpt-oss-120b"))
+    from dataclasses import replace
+
+    from infrafit.catalog import load_catalog
+    from infrafit.export import render_option
+    from infrafit.search.types import Option
+    from infrafit.workload.spec import load_spec
+
+    result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "1"])
+    option = Option.from_dict(json.loads(result.stdout)["options"][0])
+    texts = {p: render_option(replace(option, precision=p, stack="vllm"), load_spec(spec), load_catalog())["serve.sh"]
+             for p in ("int8", "fp4")}
+    assert 'MODEL="${MODEL:?set MODEL to an INT8 W8A8 checkpoint of openai/gpt-oss-120b' in texts["int8"]
+    assert 'vllm serve "$MODEL" --served-model-name openai/gpt-oss-120b' in texts["int8"]
+    assert "MODEL" not in texts["fp4"] and "vllm serve openai/gpt-oss-120b" in texts["fp4"]
+    env = {"PATH": "/usr/bin:/bin"}
+    run = subprocess.run(["bash", "-c", texts["int8"]], capture_output=True, text=True, env=env)
+    assert run.returncode != 0 and "set MODEL to an INT8 W8A8 checkpoint" in run.stderr

@@ -24,6 +24,31 @@ from infrafit.search.types import Option, Plan
 TEMPLATES = Path(__file__).parent / "templates"
 #: vLLM / SGLang ``--quantization`` for the planned weight format (others: serve a checkpoint in it).
 QUANTIZATION = {"fp8": "fp8"}
+#: Stacks that quantize 16-bit weights to a ``QUANTIZATION`` format as they load them (vLLM's and SGLang's
+#: ``--quantization fp8``); TensorRT-LLM's ``trtllm-serve`` serves a checkpoint already in the format.
+LOAD_TIME_QUANTIZERS = ("vllm", "sglang", "default")
+#: What a checkpoint in each format is, and a tool that makes one, for the line that asks for it.
+CHECKPOINT_KINDS = {
+    "fp8": "an FP8 checkpoint (e.g. made with TensorRT Model Optimizer or llm-compressor)",
+    "int8": "an INT8 W8A8 checkpoint (e.g. made with llm-compressor)",
+    "fp4": "an NVFP4 checkpoint (e.g. made with TensorRT Model Optimizer)",
+    "int4": "an INT4 W4A16 checkpoint (AWQ or GPTQ)",
+    "bf16": "a 16-bit (dequantized) checkpoint", "fp16": "a 16-bit (dequantized) checkpoint",
+}
+SIXTEEN_BIT = ("bf16", "fp16", "fp32")
+
+
+def checkpoint_needed(precision: str, native: str, stack: str, model: str) -> str | None:
+    """What the serving command must be pointed at when the published checkpoint of ``model`` (at ``native``,
+    its own quantized format, or 16-bit when empty) is not served at ``precision`` as is: None when it is
+    (its own format; a 16-bit checkpoint at 16 bits; fp8 that vLLM or SGLang make from 16-bit weights as they
+    load them), else e.g. "an INT8 W8A8 checkpoint (...) of openai/gpt-oss-120b"."""
+    if precision == native or (not native and precision in SIXTEEN_BIT):
+        return None
+    if not native and precision in QUANTIZATION and stack in LOAD_TIME_QUANTIZERS:
+        return None
+    kind = CHECKPOINT_KINDS.get(precision, f"a {precision} checkpoint")
+    return kind.replace(" checkpoint", f" checkpoint of {model}", 1)
 LAUNCHABLE = ("cloud_on_demand", "cloud_spot")
 
 
@@ -83,11 +108,15 @@ def option_context(o: Option, workload: Any, catalog: Any) -> dict[str, Any]:
     resource = runtime("device_resource").get(acc.vendor) if acc.kind != "cpu" else None
     per_instance = max(o.count // instances, 1)
     cpu = int(o.server.get("cpu_cores") or 4)
+    model = arch.hf_id or arch.id
+    checkpoint = (checkpoint_needed(o.precision, str(arch.default_precision or ""), o.stack, model)
+                  if kind == "llm" else None)
     return {
-        "o": o, "kind": kind, "model": arch.hf_id or arch.id, "par": par, "moe": bool(arch.is_moe),
+        "o": o, "kind": kind, "model": model, "par": par, "moe": bool(arch.is_moe),
         "concurrency": int(point.get("concurrency") or 1), "batch": int(point.get("batch") or 1),
         "point": point.get("at") or "the planned operating point", "max_len": max_len,
-        "quantization": QUANTIZATION.get(o.precision) if kind == "llm" else None,
+        "quantization": QUANTIZATION.get(o.precision) if kind == "llm" and checkpoint is None else None,
+        "checkpoint": checkpoint, "weights": '"$MODEL"' if checkpoint else model,
         "replicas": replicas, "per_instance": per_instance, "nodes": instances,
         "resource": resource, "cpu": cpu,
         "limits": f'{{{resource}: "{per_instance}"}}' if resource else f'{{cpu: "{cpu}"}}',
