@@ -245,6 +245,7 @@ def test_moe_experts_are_tensor_sharded_in_the_export_when_the_estimate_shards_t
     ("bf16", "", "sglang", None),
     ("bf16", "fp8", "vllm", "16-bit (dequantized)"),  # DeepSeek-V3 at 16 bits
     ("int4", "", "vllm", "INT4 W4A16"),
+    ("int4", "", "llama-cpp", "GGUF"),
 ])
 def test_a_format_the_published_checkpoint_is_not_in_is_asked_for(precision, native, stack, needed):
     from infrafit.export import checkpoint_needed

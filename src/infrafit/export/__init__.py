@@ -48,6 +48,8 @@ def checkpoint_needed(precision: str, native: str, stack: str, model: str) -> st
     if not native and precision in QUANTIZATION and stack in LOAD_TIME_QUANTIZERS:
         return None
     kind = CHECKPOINT_KINDS.get(precision, f"a {precision} checkpoint")
+    if stack == "llama-cpp":  # llama.cpp reads its own GGUF files, quantized with its llama-quantize tool
+        kind = f"a GGUF checkpoint quantized to {precision} (llama.cpp's llama-quantize: Q8_0, Q4_K_M, ...)"
     return kind.replace(" checkpoint", f" checkpoint of {model}", 1)
 LAUNCHABLE = ("cloud_on_demand", "cloud_spot")
 
