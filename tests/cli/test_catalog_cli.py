@@ -35,6 +35,16 @@ def test_offers_filters(capsys: pytest.CaptureFixture[str]) -> None:
     assert cheap and all(r["usd_per_accelerator_hour"] <= 3 and r["accelerator_id"] == "nvidia_h100_sxm" for r in cheap)
     tokyo = _json(capsys, ["catalog", "offers", "--region", "tokyo", "--json"])
     assert tokyo and all(r["city"] == "Tokyo" or r["region"] == "tokyo" for r in tokyo)
+    # a city's other name (GeoNames alternate names, place_aliases.csv) lists the same offers
+    mumbai = _json(capsys, ["catalog", "offers", "--region", "mumbai", "--json"])
+    assert mumbai and _json(capsys, ["catalog", "offers", "--region", "bombay", "--json"]) == mumbai
+
+
+def test_an_empty_listing_keeps_its_own_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    """No offer matched: the table printed a plan's headers (#, hardware, deployment, TCO)."""
+    assert main(["catalog", "offers", "--region", "atlantis"]) == 0
+    out = capsys.readouterr().out
+    assert "offers (0)" in out and "provider" in out and "TCO" not in out and "deployment" not in out
 
 
 def test_stale_days_lists_only_old_prices(capsys: pytest.CaptureFixture[str]) -> None:

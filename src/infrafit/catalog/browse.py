@@ -14,6 +14,7 @@ import pandas as pd
 from infrafit.catalog.model import Catalog, normalize_name
 from infrafit.errors import InputError, suggest
 from infrafit.units import HOURS_PER_MONTH
+from infrafit.workload.place_aliases import canonical_place
 
 CLOUD_MODES = ("cloud_on_demand", "cloud_spot", "cloud_reserved_1y", "cloud_reserved_3y", "cloud_capacity_block")
 
@@ -67,12 +68,14 @@ def offer_rows(
     """Offers matching every filter. ``region`` matches the region slug or the city; ``max_usd_per_hour``
     compares the per-accelerator hourly price; ``stale_days`` keeps only prices older than N days."""
     acc_id = cat.resolve_accelerator_id(accelerator) if accelerator else None
+    # a city's other name finds it too (``bombay``: Mumbai's offers; workload.place_aliases)
+    where = normalize_name(canonical_place(normalize_name(region))) if region is not None else ""
     out = []
     for row in _records(cat.offers):
         if not (_has(row["provider"], provider) and (mode is None or row["mode"] == mode)):
             continue
-        if region is not None and normalize_name(region) not in (normalize_name(row["region"]),
-                                                                 normalize_name(row["city"])):
+        if region is not None and not {normalize_name(region), where} & {normalize_name(row["region"]),
+                                                                        normalize_name(row["city"])}:
             continue
         if country is not None and row["country"].upper() != country.upper():
             continue

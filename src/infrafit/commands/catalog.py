@@ -58,7 +58,8 @@ def _emit(rows: list[dict[str, Any]], as_json: bool, title: str, columns: list[t
               for i, (header, get) in enumerate(columns)} for row in rows]
     # no word or number split: floors at each column's longest token; the rightmost columns go first
     drop = optional if optional is not None else tuple(h for h, _ in columns[:0:-1])
-    shown, widths = fitting_columns(cells, int(stdout.width or 0), optional=drop)
+    shown, widths = fitting_columns(cells, int(stdout.width or 0), optional=drop) if cells else (
+        [h for h, _ in columns], {})  # no row: the listing's own headers (fitting_columns defaults to a plan's)
     table = Table(title=f"{title} ({len(rows)})")
     for header in shown:
         table.add_column(header, overflow="fold", width=widths.get(header))
@@ -145,7 +146,8 @@ def accelerators(
 @catalog_app.command("offers")
 def offers(
     provider: Annotated[str | None, typer.Option("--provider", help="AWS, GCP, Lambda, dedicated, ...")] = None,
-    region: Annotated[str | None, typer.Option("--region", help="Region slug or city (tokyo, us-east-1).")] = None,
+    region: Annotated[str | None, typer.Option(
+        "--region", help="Region slug or city (tokyo, us-east-1; a city's other name: bombay).")] = None,
     country: Annotated[str | None, typer.Option("--country", help="ISO 3166 alpha-2 (US, JP, HK).")] = None,
     mode: Annotated[str | None, typer.Option("--mode",
                                              help="cloud_on_demand, cloud_spot, dedicated_monthly, ...")] = None,
