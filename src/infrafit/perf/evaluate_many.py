@@ -80,8 +80,8 @@ def evaluate(workload: Workload, task: str, pairs: Sequence[tuple[Accelerator, i
 
     Returns the evaluated rows and, for training, why accelerators were pruned (with numbers)."""
     arch = workload.model_arch()
-    if task == "train":
-        precs = precisions or tuple(workload.allowed_precisions)
+    if task == "train":  # under auto the policy's training formats, never 4-bit or int8 GEMMs unasked
+        precs = precisions or precisions_for(workload, "training")
         extra = {} if max_counts_per_acc is None else {"max_counts_per_acc": max_counts_per_acc}
         tr = _training(workload)
         return evaluate_training(workload, arch, pairs, precs, tr.deadline_s, fixed=fixed,

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from infrafit.errors import InfrafitError
+from infrafit.perf.policy import fallback_chain
 from infrafit.perf.training.layout import USABLE_MEMORY_FRACTION
 from infrafit.perf.training.run import (
     checkpointed_time_s,
@@ -54,6 +55,17 @@ def _group_by_accelerator(pairs: Sequence[tuple[Any, int]]) -> dict[str, list[tu
     return by_acc
 
 
+def _native_precisions(acc: Any, precisions: Sequence[str]) -> list[str]:
+    """What each requested precision trains at on ``acc``: the first of its policy fallback chain the chip
+    has math for (fp4 on an H100: fp8, not bf16), each once; bf16 when none."""
+    out: list[str] = []
+    for p in precisions:
+        q = next((q for q in fallback_chain("training", p) if acc.peak(q) > 0), None)
+        if q is not None and q not in out:
+            out.append(q)
+    return out or ["bf16"]
+
+
 def evaluate_training(workload: Any, arch: Any, pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...],
                       deadline_s: float | None, max_counts_per_acc: int = MAX_COUNTS_PER_ACCELERATOR,
                       fixed: dict[str, int] | None = None,
@@ -80,7 +92,7 @@ def evaluate_training(workload: Any, arch: Any, pairs: Sequence[tuple[Any, int]]
     for acc_id, items in _group_by_accelerator(pairs).items():
         taken = 0
         factor = deadline_factor(str(arch.id), acc_id, risk)
-        precs = [q for q in precisions if items[0][0].peak(q) > 0] or ["bf16"]
+        precs = _native_precisions(items[0][0], precisions)
         for acc, n in items:
             if taken >= max_counts_per_acc:
                 break
