@@ -43,3 +43,12 @@ def test_a_listed_fp4_still_trains_at_fp4_where_the_chip_has_it(cat):  # noqa: A
     assert ("nvidia_b200_sxm", "fp4") in got
     # no fp4 math on an H100: the policy's chain gives fp8 (it trained at bf16, skipping the chain)
     assert ("nvidia_h100_sxm", "fp8") in got and ("nvidia_h100_sxm", "bf16") not in got
+
+
+def test_an_auto_training_format_names_its_convergence_risk_not_an_inference_check(cat):  # noqa: ANN001
+    p = plan(parse_spec(SPEC.format(precision=""), catalog=cat), cat, top=5)
+    fp8 = [o for o in p.options if o.precision == "fp8"]
+    assert fp8
+    for o in fp8:
+        [line] = [r for r in o.risks if r.startswith("quality:")]
+        assert "training GEMMs" in line and "loss" in line and "check-model" not in line

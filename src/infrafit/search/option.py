@@ -116,13 +116,17 @@ def _replicas_line(peak: float, capacity: float, mode: str) -> str:
     return f"{peak:.0f} replica(s) of {capacity:,.3g} requests/s held at the peak month (fixed modes)"
 
 
-def _quality_risk(workload, cfg: dict, native: str = "") -> str | None:
+def _quality_risk(workload, cfg: dict, native: str = "", task: str = "serve") -> str | None:
     """A 4- or 8-bit option chosen under ``precision: auto`` carries a quality risk: infrafit priced it,
     it did not measure its accuracy. The line names the check that does. Serving a quantized checkpoint at
     its own format (``native``: gpt-oss-120b at fp4) is the publisher's model, not a risk of the plan."""
     prec = str(cfg.get("precision"))
     if workload.precision != "auto" or prec not in _QUANTISED or (native and prec == native):
         return None
+    if task == "train":  # a training format's risk is convergence, which no inference check measures
+        return (f"quality: {prec} training GEMMs were chosen under precision: auto; how this model converges at "
+                f"{prec} is not measured here. Compare the loss of the run's first steps with a bf16 run's "
+                "before committing the whole run")
     ref = workload.model
     model = ref.preset or ref.config or "CONFIG.json (the spec's model.architecture written as a config.json)"
     return (f"quality: {prec} was chosen under precision: auto; its accuracy on this model is not measured here. "
@@ -266,7 +270,8 @@ def option_json(part, i: int, ctx: dict) -> dict:
     lock = _lock_in(catalog, cfg["stack"], row["family"])
     if lock:
         risks.append(lock)
-    quality = _quality_risk(workload, cfg, ctx.get("checkpoint_precision", "") if part.task == "serve" else "")
+    quality = _quality_risk(workload, cfg, ctx.get("checkpoint_precision", "") if part.task == "serve" else "",
+                            part.task)
     if quality:
         risks.append(quality)
     user = bool(row.get("user_row", False))
