@@ -49,3 +49,13 @@ def test_monitor_unknown_offer_suggests(tmp_path, capsys):
                  "--offer", "aws_p5_48xlarge_us_east_1_cloud_on_demand_2025070"])
     err = capsys.readouterr().err
     assert code == 2 and "did you mean" in err
+
+
+def test_a_command_with_brackets_prints_as_written(tmp_path, capsys):
+    """The summary printed the command through rich markup: `[sum(x) for x in y]` vanished as a style tag and
+    `[/bold]` raised MarkupError (an internal error, exit 1)."""
+    code = main(["monitor", "--interval", "0.2", "--db", str(tmp_path / "m.db"), "--", sys.executable, "-c",
+                 "x = [sum(r) for r in [range(3)]]  # [/bold]"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert "[sum(r) for r in [range(3)]]  # [/bold]" in out.out.replace("\n", "")

@@ -77,3 +77,17 @@ def test_clicks_own_broken_pipe_exit_is_no_error(monkeypatch):
 
     monkeypatch.setattr(cli, "app", closed)
     assert cli.main(["catalog", "offers"]) == 0
+
+
+def test_the_cli_consoles_print_brackets_as_written(capsys):
+    """Names from specs, overlays and commands reach the terminal; rich markup would eat `[sum(x) for x in y]`
+    and raise on `[/bold]`. The CLI's consoles print text as given; emphasis is rich Text."""
+    from infrafit.commands.output import stderr, stdout
+    from infrafit.report.render import _bold
+
+    stdout.print("offer [sum(x) for x in y] [/bold] [red]x[/red]")
+    stderr.print("note [/]")
+    stdout.print(_bold("#1", " [b]plain[/b]"))
+    out = capsys.readouterr()
+    assert "offer [sum(x) for x in y] [/bold] [red]x[/red]" in out.out and "note [/]" in out.err
+    assert "#1 [b]plain[/b]" in out.out

@@ -138,11 +138,13 @@ def _advise(offer: dict | None, cores: int):  # type: ignore[no-untyped-def,type
 
 def _print_summary(data, console) -> None:  # type: ignore[no-untyped-def]
     from rich.table import Table
+    from rich.text import Text
 
     from infrafit.units import fmt_bytes, fmt_duration, fmt_usd
 
-    console.print(f"[bold]{data['target']}[/bold]: {fmt_duration(data['duration_s'])}, "
-                  f"{data['samples']} samples, bottleneck [bold]{data['bottleneck']}[/bold]", highlight=False)
+    console.print(Text.assemble((str(data["target"]), "bold"), f": {fmt_duration(data['duration_s'])}, "
+                                f"{data['samples']} samples, bottleneck ", (str(data["bottleneck"]), "bold")),
+                  highlight=False)
     table = Table("bottleneck", "share of time", "evidence")
     for name, share in sorted(data["shares"].items(), key=lambda kv: -kv[1]):
         table.add_row(name, f"{share:.0%}", data["evidence"].get(name, ""))

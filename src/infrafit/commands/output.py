@@ -26,8 +26,11 @@ class _Console(Console):
             raise BrokenPipeError("stdout closed by its reader") from None
 
 
-stdout = _Console(soft_wrap=False, width=None if sys.stdout.isatty() else PIPE_WIDTH)
-stderr = _Console(stderr=True)
+#: markup off: what is printed carries names from specs, catalogs, overlays and commands, and rich would read
+#: ``[sum(x) for x in y]`` as a style tag (the text vanished) and ``[/bold]`` as a closing one (MarkupError,
+#: an internal error); emphasis goes through rich Text (``report.render._bold``)
+stdout = _Console(soft_wrap=False, width=None if sys.stdout.isatty() else PIPE_WIDTH, markup=False)
+stderr = _Console(stderr=True, markup=False)
 
 
 def _clean(value: Any) -> Any:

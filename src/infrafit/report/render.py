@@ -129,6 +129,14 @@ def fitting_columns(rows: list[dict[str, str]], width: int,
     return columns, widths
 
 
+def _bold(head: str, rest: str = "") -> Any:
+    """``head`` in bold, then ``rest``, as rich Text: never read as markup, so a provider, region or command
+    with brackets in it (``[sum(x) for x in y]``, an overlay's ``[/]``) prints as written."""
+    from rich.text import Text
+
+    return Text.assemble((head, "bold"), rest)
+
+
 def render_terminal(plan: Plan, console: Any) -> None:
     """A rich table of the ranked options, then the why, risks and exclusions."""
     from rich.table import Table
@@ -147,7 +155,7 @@ def render_terminal(plan: Plan, console: Any) -> None:
     common = shared_risks(plan)
     for o in plan.options:
         why = short_why(o)
-        console.print(f"[bold]#{o.rank}[/bold] " + why[0], highlight=False)
+        console.print(_bold(f"#{o.rank}", " " + why[0]), highlight=False)
         for line in why[1:]:
             console.print(f"    - {line}", highlight=False)
         own = [r for r in o.risks if r not in common]
@@ -157,13 +165,13 @@ def render_terminal(plan: Plan, console: Any) -> None:
         if more > 0:
             console.print(f"    ({more} more line(s): infrafit plan ... --explain {o.rank})", highlight=False)
     if common:
-        console.print("[bold]Applies to every option[/bold]")
+        console.print(_bold("Applies to every option"))
         for r in common:
             console.print(f"  ! {r}", highlight=False)
     for line in hidden_lines(plan):
         console.print(line, highlight=False)
     if plan.excluded:
-        console.print("[bold]Excluded[/bold]")
+        console.print(_bold("Excluded"))
         for e in plan.excluded:
             console.print(f"  - {e.what}: {e.reason}", highlight=False)
     console.print(f"Prices retrieved {plan.catalog_retrieved_on or '?'}; "
@@ -210,8 +218,9 @@ def render_explain(plan: Plan, rank: int, console: Any) -> None:
         raise InputError(f"--explain {rank}: the plan has {len(plan.options)} option(s)",
                          fix=f"give a rank from 1 to {len(plan.options)}")
     server = dict(o.server)
-    console.print(f"[bold]#{o.rank}[/bold] {o.count}x {o.accelerator} {o.precision} {o.stack} · "
-                  f"{_MODE_SHORT.get(o.deployment, o.deployment)} · {o.provider} · {o.region}", highlight=False)
+    console.print(_bold(f"#{o.rank}", f" {o.count}x {o.accelerator} {o.precision} {o.stack} · "
+                        f"{_MODE_SHORT.get(o.deployment, o.deployment)} · {o.provider} · {o.region}"),
+                  highlight=False)
     if server.get("host_id"):
         cores, ram = float(server.get("cpu_cores") or 0), float(server.get("ram_bytes") or 0)
         size = (f"{cores:g} cores, {fmt_bytes(ram)} RAM" if cores and ram
@@ -220,15 +229,15 @@ def render_explain(plan: Plan, rank: int, console: Any) -> None:
                       f"{size}", highlight=False)
     console.print(f"  performance: {_perf_summary(o)}; bottleneck {o.performance.get('bottleneck') or '-'}",
                   highlight=False)
-    console.print("[bold]why[/bold]")
+    console.print(_bold("why"))
     for w in o.why:
         console.print(f"  - {w}", highlight=False)
     if o.risks:
-        console.print("[bold]risks[/bold]")
+        console.print(_bold("risks"))
         for r in o.risks:
             console.print(f"  - {r}", highlight=False)
     months = o.cost.get("horizon_months")
-    console.print(f"[bold]cost over {months} months[/bold]: TCO {fmt_usd(float(o.cost.get('tco_usd') or 0))}",
+    console.print(_bold(f"cost over {months} months", f": TCO {fmt_usd(float(o.cost.get('tco_usd') or 0))}"),
                   highlight=False)
     for k, v in (o.cost.get("breakdown") or {}).items():
         if v:
@@ -241,7 +250,7 @@ def render_explain(plan: Plan, rank: int, console: Any) -> None:
             line += f", {e['work_per_kwh']:,.0f} per kWh"
         if e.get("co2e_kg_per_month") is not None:
             line += f"; {e['co2e_kg_per_month']:,.0f} kg CO2e/month"
-        console.print("[bold]efficiency[/bold]", highlight=False)
+        console.print(_bold("efficiency"), highlight=False)
         console.print(line, highlight=False)
 
 
@@ -279,8 +288,8 @@ def render_fleet(result: dict, console: Any) -> None:
     combined = result.get("combined") or {}
     if combined:
         head = "shared fleet" if combined["kind"] == "shared" else "planned apart"
-        console.print(f"[bold]combined ({head})[/bold]: TCO {fmt_usd(combined['tco_usd'])}, saving "
-                      f"{fmt_usd(combined['saving_usd'])} against {fmt_usd(result['separate_tco_usd'])} apart",
+        console.print(_bold(f"combined ({head})", f": TCO {fmt_usd(combined['tco_usd'])}, saving "
+                            f"{fmt_usd(combined['saving_usd'])} against {fmt_usd(result['separate_tco_usd'])} apart"),
                       highlight=False)
         for line in combined["why"]:
             console.print(f"  - {line}", highlight=False)
