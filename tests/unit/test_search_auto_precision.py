@@ -105,3 +105,25 @@ def test_a_plan_serves_gpt_oss_at_its_own_mxfp4_where_that_costs_no_more():
     p = plan(parse_spec(text, catalog=cat), cat, top=3)
     assert p.options and all(o.precision == "fp4" for o in p.options)
     assert all(not any(r.startswith("quality:") for r in o.risks) for o in p.options)
+
+
+def test_between_formats_of_one_width_the_policy_order_decides():
+    """On a B200, fp8 and int8 cost the same for an 8B chat: the option showed int8 (whichever came first);
+    the policy table lists fp8 first for LLM serving (the stacks' default where the chip has fp8 math)."""
+    from infrafit.perf.policy import preference
+
+    ranked = preference("llm_inference")
+    assert ranked.index("fp8") < ranked.index("int8")
+    assert assemble.precision_preference("fp8", "", ranked) > assemble.precision_preference("int8", "", ranked)
+
+    class Part:
+        def __init__(self, precs, tco):
+            import numpy as np
+            import pandas as pd
+
+            self.offers = pd.DataFrame({"id": ["o"] * len(precs)})
+            self.ev = type("R", (), {"rows": [{"precision": p, "count": 1} for p in precs]})()
+            self.cost = type("C", (), {"tco_usd": np.array(tco)})()
+
+    tie = Part(["int8", "fp8"], [100.0, 100.0])
+    assert assemble._distinct_offers(tie, [0, 1], auto_precision=True, ranked=ranked) == [1]

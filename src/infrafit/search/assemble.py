@@ -124,7 +124,9 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
     held = _accelerators_held(part)
     auto = ctx["workload"].precision == "auto"
     native = ctx.get("checkpoint_precision", "") if part.task == "serve" else ""
-    candidates, left_out = worth_showing(_distinct_offers(part, order, auto, native), part.cost.tco_usd, held, acc)
+    ranked = (ctx.get("precision_order") or {}).get(part.task, ())
+    candidates, left_out = worth_showing(_distinct_offers(part, order, auto, native, ranked), part.cost.tco_usd,
+                                         held, acc)
     chosen = diverse_top(candidates, keys, top) if ctx.get("diverse", True) else candidates[:top]
     alts = _alternatives(part, idx)
     best_tco = float(part.cost.tco_usd[chosen[0]])
@@ -233,15 +235,26 @@ def _billing_line(part, i: int, cheapest: int) -> str:
             f"({part.offers['mode'].iloc[cheapest]}) over the horizon")
 
 
-def precision_preference(precision: str, native: str = "") -> tuple[int, int]:
+def _precision_orders(arch) -> dict[str, tuple[str, ...]]:  # noqa: ANN001 - a ModelArch
+    """Per part (``serve``, ``train``), the policy table's order of precisions (precision_policy.csv)."""
+    from infrafit.perf import serving_kind
+    from infrafit.perf.policy import preference
+
+    return {"serve": preference(serving_kind(arch)), "train": preference("training")}
+
+
+def precision_preference(precision: str, native: str = "", ranked: tuple[str, ...] = ()) -> tuple[int, int, int]:
     """How much ``precision: auto`` prefers serving at ``precision`` (larger first): the checkpoint's own
     format (``native``: gpt-oss-120b's MXFP4, DeepSeek-V3's fp8) first, since its accuracy is the
     publisher's and any other format re-quantizes it (int8 from fp4 weights adds rounding, bf16 only
-    doubles the bytes: neither gains accuracy); then the widest."""
-    return int(bool(native) and precision == native), _PRECISION_BITS.get(precision, 16)
+    doubles the bytes: neither gains accuracy); then the widest; between formats of one width, the policy
+    table's order (``ranked``: fp8 before int8 for LLM serving, the stacks' default on chips with fp8 math)."""
+    rank = -ranked.index(precision) if precision in ranked else -len(ranked)
+    return int(bool(native) and precision == native), _PRECISION_BITS.get(precision, 16), rank
 
 
-def _distinct_offers(part, order: np.ndarray, auto_precision: bool = False, native: str = "") -> list[int]:
+def _distinct_offers(part, order: np.ndarray, auto_precision: bool = False, native: str = "",
+                     ranked: tuple[str, ...] = ()) -> list[int]:
     """``order`` with one candidate per (offer, chips per engine): the first by rank, or, under
     ``precision: auto``, the preferred precision (``precision_preference``: the checkpoint's own ``native``
     format, else the widest) within ``AUTO_PRECISION_MARGIN`` of that offer's
@@ -262,8 +275,8 @@ def _distinct_offers(part, order: np.ndarray, auto_precision: bool = False, nati
         if auto_precision:
             cheapest = min(float(tco[i]) for i in members)
             within = [i for i in members if float(tco[i]) <= (1.0 + AUTO_PRECISION_MARGIN) * cheapest]
-            best = max(within, key=lambda i: (*precision_preference(str(part.ev.rows[i]["precision"]), native),
-                                              -members.index(i)))
+            best = max(within, key=lambda i: (*precision_preference(str(part.ev.rows[i]["precision"]), native,
+                                                                    ranked), -members.index(i)))
         pick[key] = best
     chosen = set(pick.values())
     return [int(i) for i in order if int(i) in chosen]
@@ -290,6 +303,7 @@ def build(workload, catalog, arch, parts, masks, compat, excluded, failures, obj
     ctx = _context(workload, catalog, parts, compat, today)
     ctx["diverse"] = diverse
     ctx["checkpoint_precision"] = str(getattr(arch, "default_precision", None) or "")
+    ctx["precision_order"] = _precision_orders(arch)
     metric_name = _metric_name(workload, arch)
     if len(parts) == 2:
         options, charts = combined(parts, objective, top, ctx, failures)
