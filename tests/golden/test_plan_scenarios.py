@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from infrafit.catalog import load_catalog
+from infrafit.search.pareto import METRIC_TIE_FRACTION
 from infrafit.search.planner import plan
 from infrafit.workload.spec import load_spec, parse_spec
 
@@ -153,11 +154,13 @@ def test_train_here_serve_there_pairs_follow_the_objective():
     ttt = {o: [x["parts"][0]["performance"]["time_to_train_s"] for x in p["options"]] for o, p in plans.items()}
     p99 = {o: [x["front_point"]["metric_value"] for x in p["options"]] for o, p in plans.items()}
     tco = {o: [x["cost"]["tco_usd"] for x in p["options"]] for o, p in plans.items()}
-    assert ttt["time"] == sorted(ttt["time"]) and p99["latency"] == sorted(p99["latency"])
+    # figures within METRIC_TIE_FRACTION (3%, replicate noise) of each other are a tie broken by TCO
+    tie = 1.0 + METRIC_TIE_FRACTION
+    assert all(b * tie >= a for v in (ttt["time"], p99["latency"]) for a, b in zip(v, v[1:], strict=False))
     assert tco["cost"] == sorted(tco["cost"])
     # the fastest-training pair of any plan is #1 under time; the lowest p99 of any plan #1 under latency
-    assert ttt["time"][0] == min(min(v) for v in ttt.values())
-    assert p99["latency"][0] == min(min(v) for v in p99.values())
+    assert ttt["time"][0] <= tie * min(min(v) for v in ttt.values())
+    assert p99["latency"][0] <= tie * min(min(v) for v in p99.values())
     # on this example the objectives disagree, so the ordering must change with them
     assert ttt["time"][0] < ttt["cost"][0] and p99["latency"][0] < p99["cost"][0]
     assert plans["time"]["options"][0]["why"][0].startswith("fastest-training pair")

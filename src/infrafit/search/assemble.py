@@ -17,6 +17,7 @@ from infrafit.search.offers import OWNED_PROVIDER, offer_verified
 from infrafit.search.option import option_json
 from infrafit.search.pareto import (
     COST_TIE_FRACTION,
+    METRIC_TIE_FRACTION,
     break_near_ties,
     diverse_top,
     hidden_variants,
@@ -60,6 +61,23 @@ def _tie_line(part, i: int, cheapest: int) -> str:
             f"{COST_TIE_FRACTION:.0%}; ranked by fewer accelerators, a verified offer, a sourced price, a simpler "
             f"deployment, then the metered cost without modelled engineer time: {fmt_usd(float(metered[i]))} here "
             f"vs {fmt_usd(float(metered[cheapest]))}")
+
+
+def _metric_tie_line(part, i: int, idx: np.ndarray, metric: np.ndarray, objective: str, metric_name: str) -> str | None:
+    """Why #1 is not the very lowest latency, time or emissions among the candidates worth showing (``idx``):
+    within ``METRIC_TIE_FRACTION`` of it the cheaper one ranks first (``pareto.order_by``); None when #1 is
+    the lowest."""
+    m = np.where(np.isfinite(metric[idx]), metric[idx], np.inf)
+    best = int(idx[int(np.argmin(m))])
+    if not np.isfinite(metric[best]) or float(metric[i]) <= float(metric[best]):
+        return None
+    b = part.offers.iloc[best]
+    what = "emissions" if objective == "carbon" else ex.SLO_LABEL.get(metric_name, metric_name)
+    fmt = (lambda v: f"{v:,.0f} kg CO2e") if objective == "carbon" else (lambda v: ex.fmt_value(metric_name, v))
+    return (f"near tie: the lowest {what} is {fmt(float(metric[best]))} ({int(b['accelerator_count'])}x "
+            f"{b['accelerator_id']} {b['mode']} at {b['provider']}, TCO {fmt_usd(float(part.cost.tco_usd[best]))}); "
+            f"this one's {fmt(float(metric[i]))} is within {METRIC_TIE_FRACTION:.0%} (replicate measurements of "
+            f"one configuration differ by ~3%), so the lower TCO ranks first")
 
 
 def objective_metric(part, objective: str) -> np.ndarray:
@@ -150,6 +168,12 @@ def _single(part, mask, objective: str, top: int, ctx: dict, metric_name: str) -
             else:
                 o["why"][0] = o["why"][0].replace("cheapest of", "first, in a near tie, of", 1)
                 o["why"].insert(1, _tie_line(part, i, cheapest))
+        if rank == 1 and objective in ("latency", "time", "carbon"):
+            tie = _metric_tie_line(part, i, np.asarray(candidates, dtype=int), objective_metric(part, objective),
+                                   objective, metric_name)
+            if tie:
+                o["why"][0] = o["why"][0].replace(" of ", " (within a near tie) of ", 1)
+                o["why"].insert(1, tie)
         vs = ex.versus_line(float(part.cost.tco_usd[i]), str(mode[i]), alts)
         if vs:
             o["why"].append(vs)
@@ -263,13 +287,16 @@ def _distinct_offers(part, order: np.ndarray, auto_precision: bool = False, nati
     of one engine bought on the same offer, so it groups with the one-engine layout (chip count / dp)."""
     ids = part.offers["id"].to_numpy(dtype=object)
     tco = part.cost.tco_usd
-    groups: dict[tuple[str, int], list[int]] = {}
+    groups: dict[tuple[str, int, str], list[int]] = {}
     for i in order:
         row = part.ev.rows[i]
         shared = int(row.get("ep", 1) or 1) > 1  # experts sharded over the DP ranks: one engine, not dp
         engine = int(row["count"]) // (1 if shared else max(int(row.get("dp", 1) or 1), 1))
-        groups.setdefault((ids[i], engine), []).append(int(i))
-    pick: dict[tuple[str, int], int] = {}
+        # an operating point is no near-copy: the latency objective's lighter points (search.operating) cost
+        # more than the offer's max-rate point and are what it ranks by, so each stays its own candidate
+        point = str((row.get("operating_point") or {}).get("name") or "")
+        groups.setdefault((ids[i], engine, point), []).append(int(i))
+    pick: dict[tuple[str, int, str], int] = {}
     for key, members in groups.items():
         best = members[0]
         if auto_precision:

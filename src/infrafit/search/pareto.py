@@ -76,13 +76,34 @@ def diverse_top(order: Sequence[int], keys: Sequence[tuple[str, ...]], n: int) -
     return sorted(chosen, key=position.__getitem__)
 
 
+#: Predicted latencies, times to train or emissions closer than this share are a tie, broken by TCO: replicate
+#: measurements of one configuration differ by a median 3.1% (588 TTFT pairs, docs/performance.md), so a
+#: smaller predicted gap says nothing about which runs faster.
+METRIC_TIE_FRACTION = 0.03
+
+
+def _cheapest_within_metric_ties(order: np.ndarray, tco: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``order`` (by metric) with each run of candidates within ``METRIC_TIE_FRACTION`` of the run's first
+    metric reordered by TCO (a 134.0 ms option bought for $251k no longer ranks above a 134.8 ms one rented
+    for $243k)."""
+    out: list[int] = []
+    run: list[int] = []
+    for i in list(order) + [None]:
+        if i is not None and run and np.isfinite(m[i]) and m[i] <= (1.0 + METRIC_TIE_FRACTION) * m[run[0]]:
+            run.append(int(i))
+            continue
+        out += sorted(run, key=lambda j: (float(tco[j]), float(m[j])))
+        run = [int(i)] if i is not None else []
+    return np.asarray(out, dtype=int)
+
+
 def order_by(objective: str, tco: np.ndarray, metric: np.ndarray) -> np.ndarray:
     """Candidate indices best first for the objective (lower is better on both axes)."""
     m = np.where(np.isfinite(metric), metric, np.inf)
     if objective == "cost":
         return np.lexsort((m, tco))
     if objective in ("latency", "time", "carbon"):  # carbon: ``metric`` is kg CO2e (unknown = inf, last)
-        return np.lexsort((tco, m))
+        return _cheapest_within_metric_ties(np.lexsort((tco, m)), tco, m)
     score = np.log(tco / np.nanmin(tco)) + np.log(m / np.nanmin(m[np.isfinite(m)] if np.isfinite(m).any() else 1.0))
     return np.lexsort((tco, score))
 
