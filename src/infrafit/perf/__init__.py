@@ -47,11 +47,13 @@ _EXPORTS = {
     "PROFILE_COLUMNS": "infrafit.perf.profiles", "PROFILE_KEYS": "infrafit.perf.profiles",
     "PROFILE_OVERLAY_FILE": "infrafit.perf.profiles", "OP_CLASS_UNITS": "infrafit.perf.profiles",
     "plan_precision": "infrafit.perf.llm.setup",
+    "precision_order": "infrafit.perf.policy",
 }
 #: Exported names that differ from the module's own name for the object.
 _ALIASES = {"fit_bands": "main", "fit_llm_profiles": "main", "fit_nonllm_profiles": "main",
             "fit_training_profiles": "main",
-            "network_fit": "fit", "PROFILE_KEYS": "KEYS", "PROFILE_OVERLAY_FILE": "OVERLAY_FILE"}
+            "network_fit": "fit", "precision_order": "preference", "PROFILE_KEYS": "KEYS",
+            "PROFILE_OVERLAY_FILE": "OVERLAY_FILE"}
 __all__ = [
     "CALIBRATION_COLUMNS",
     "CALIBRATION_FILE",
@@ -90,6 +92,7 @@ __all__ = [
     "network_fit",
     "peak_fraction",
     "plan_precision",
+    "precision_order",
     "roofline_time_s",
     "round_trip",
     "serve",
@@ -117,6 +120,7 @@ if TYPE_CHECKING:
     from infrafit.perf.network import NEW_CONNECTION_RTTS, round_trip
     from infrafit.perf.network import fit as network_fit
     from infrafit.perf.operating import MAX_RATE
+    from infrafit.perf.policy import preference as precision_order
     from infrafit.perf.profiles import KEYS as PROFILE_KEYS
     from infrafit.perf.profiles import (
         OP_CLASS_UNITS,

@@ -261,10 +261,9 @@ def _billing_line(part, i: int, cheapest: int) -> str:
 
 def _precision_orders(arch) -> dict[str, tuple[str, ...]]:  # noqa: ANN001 - a ModelArch
     """Per part (``serve``, ``train``), the policy table's order of precisions (precision_policy.csv)."""
-    from infrafit.perf import serving_kind
-    from infrafit.perf.policy import preference
+    from infrafit.perf import precision_order, serving_kind
 
-    return {"serve": preference(serving_kind(arch)), "train": preference("training")}
+    return {"serve": precision_order(serving_kind(arch)), "train": precision_order("training")}
 
 
 def precision_preference(precision: str, native: str = "", ranked: tuple[str, ...] = ()) -> tuple[int, int, int]:
