@@ -25,8 +25,8 @@ def auto_plan():
 def test_quantised_options_under_auto_carry_the_quality_risk(auto_plan):
     quantised = [o for o in auto_plan.options if o.precision in ("fp8", "int8", "fp4", "int4")]
     assert quantised
-    for o in quantised:
-        assert any(r.startswith("quality:") and "infrafit check-model" in r for r in o.risks), o.risks
+    for o in quantised:  # the command checks the option's own format (check-model simulates fp8, fp4, int4)
+        assert any(r.startswith("quality:") and f"--precisions fp32,{o.precision}`" in r for r in o.risks), o.risks
 
 
 def test_a_listed_precision_carries_no_quality_risk():

@@ -1,9 +1,10 @@
 """Migration checks: does the model give the same answers at lower precision, and which operators
 would a target runtime lack?
 
-Precision consistency: the fp32 model is the reference; the same weights cast to bf16/fp16, and a
-copy with int8 dynamic quantization of every ``nn.Linear`` (``torch.ao.quantization.quantize_dynamic``:
-int8 weights, activations quantized per batch at run time), run on the same inputs. Reported: max
+Precision consistency: the fp32 model is the reference; the same weights cast to bf16/fp16, a copy with
+int8 dynamic quantization of every ``nn.Linear`` (``torch.ao.quantization.quantize_dynamic``: int8
+weights, activations quantized per batch at run time), and copies whose ``nn.Linear`` layers compute on the
+fp8, NVFP4 or INT4 grid (``bench.fake_quant``), run on the same inputs. Reported: max
 absolute error, relative L2 error ``||y - y_ref|| / ||y_ref||``, cosine similarity of the flattened
 outputs, and top-1 agreement (argmax over the last axis: next-token logits for decoders, the
 feature index for encoders and CNNs without a head).
@@ -24,9 +25,18 @@ from typing import Any
 
 import numpy as np
 
+from infrafit.bench.fake_quant import FAKE_QUANT, fake_quantized
+
+#: What each simulated format's figures are (``bench.fake_quant``).
+FAKE_QUANT_NOTE = {
+    "fp8": "simulated W8A8 FP8 E4M3 (per-channel weights, per-token activations), fp32 accumulation",
+    "fp4": "simulated NVFP4 W4A4 (E2M1 in blocks of 16, FP8 block scales), fp32 accumulation",
+    "int4": "simulated W4A16 INT4 round-to-nearest, groups of 128 (no AWQ/GPTQ calibration: its worst case)",
+}
+
 RUNTIMES = ("onnxruntime-cpu", "onnxruntime-cuda", "onnxruntime-rocm", "openvino", "xla-tpu", "neuron", "gaudi")
 ONNX_RUNTIMES = ("onnxruntime-cpu", "onnxruntime-cuda", "onnxruntime-rocm", "openvino")
-PRECISIONS = ("fp32", "bf16", "fp16", "int8")
+PRECISIONS = ("fp32", "bf16", "fp16", "int8", "fp8", "fp4", "int4")
 
 
 def _csv(name: str) -> list[dict[str, str]]:
@@ -73,6 +83,8 @@ def _variant(model: Any, precision: str) -> tuple[Any, Any]:
 
     from infrafit.bench.models import DTYPES
 
+    if precision in FAKE_QUANT:  # simulated on the format's grid, computed in fp32 (bench.fake_quant)
+        return fake_quantized(model, precision), None
     if precision == "int8":
         from torch.ao.quantization import quantize_dynamic
 
@@ -98,8 +110,10 @@ def precision_consistency(model: Any, x: Any, precisions: tuple[str, ...]) -> di
             with torch.inference_mode():
                 out = variant(inp)
             results[precision] = {"status": "ok", **compare_outputs(ref, out)}
-            if precision == "int8" and not any(isinstance(m, torch.nn.Linear) for m in model.modules()):
-                results[precision]["note"] = "no nn.Linear layers: dynamic int8 quantization left the model in fp32"
+            if precision in ("int8", *FAKE_QUANT) and not any(isinstance(m, torch.nn.Linear) for m in model.modules()):
+                results[precision]["note"] = f"no nn.Linear layers: {precision} left the model in fp32"
+            elif precision in FAKE_QUANT:
+                results[precision]["note"] = FAKE_QUANT_NOTE[precision]
         except (RuntimeError, NotImplementedError, TypeError) as exc:  # e.g. an op without an fp16 CPU kernel
             results[precision] = {"status": "unsupported", "reason": f"{type(exc).__name__}: {str(exc)[:200]}"}
     return results

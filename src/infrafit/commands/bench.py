@@ -366,7 +366,9 @@ def _print_serving_fits(serving: list[dict[str, Any]]) -> None:
 
 def check_model_cmd(
     model: Annotated[str, typer.Argument(help="Library model id or config.json.")],
-    precisions: Annotated[str, typer.Option(help="Comma list of fp32,bf16,fp16,int8.")] = "fp32,bf16,fp16,int8",
+    precisions: Annotated[str, typer.Option(
+        help="Comma list of fp32,bf16,fp16,int8 and the simulated serving formats fp8,fp4,int4.")
+    ] = "fp32,bf16,fp16,int8",
     targets: Annotated[str, typer.Option(help="Comma list of runtimes.")] = ",".join(
         ("onnxruntime-cpu", "onnxruntime-cuda", "onnxruntime-rocm", "openvino", "xla-tpu", "neuron", "gaudi")),
     batch: Annotated[int, typer.Option(help="Inputs per check.")] = 4,

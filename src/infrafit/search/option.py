@@ -130,8 +130,8 @@ def _quality_risk(workload, cfg: dict, native: str = "", task: str = "serve") ->
     ref = workload.model
     model = ref.preset or ref.config or "CONFIG.json (the spec's model.architecture written as a config.json)"
     return (f"quality: {prec} was chosen under precision: auto; its accuracy on this model is not measured here. "
-            f"Check it before serving: `infrafit check-model {model} "
-            f"--precisions fp32,{'int8' if prec in ('int8', 'int4') else 'bf16'}` and an eval on your data")
+            f"Check it before serving: `infrafit check-model {model} --precisions fp32,{prec}` (the format "
+            "simulated on the model's own shapes) and an eval on your data")
 
 
 def _availability_line(workload) -> str | None:
