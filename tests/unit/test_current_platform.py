@@ -131,3 +131,20 @@ def test_a_cheap_platform_today_is_kept_and_no_switch_pays_back(catalog):
     for o in out["options"][1:]:
         assert o["switch"]["payback_month"] is None and o["switch"]["saving_usd"] < 0
         assert any("does not pay back within 24 months" in w for w in o["why"])
+
+
+def test_the_model_saying_todays_fleet_is_too_small_today_is_a_stated_risk(catalog):
+    """The team serves today's load on today's fleet. When the model needs more replicas than that in month 1
+    (the switch example: 16 A100s as 2 replicas, 5 needed at risk p90), the stay option says so and how to
+    check it; when today's fleet carries month 1, it says nothing."""
+    big = {"accelerator": "a100-80gb", "count": 8, "provider": "AWS", "monthly_usd": 29000}
+    small = {"accelerator": "a100-80gb", "count": 1, "provider": "AWS", "monthly_usd": 3000}
+    lines = {}
+    for name, cur in (("big", big), ("small", small)):
+        stay = _stay(_plan(catalog, cur, inference=CHAT["inference"] | {
+            "traffic": {"requests_per_s": 40, "input_tokens": 1000, "output_tokens": 250}}))
+        lines[name] = [r for r in stay["risks"] if r.startswith("model vs today")]
+        first = stay["cost"]["monthly"][0]["compute_usd"] / cur["monthly_usd"]
+        assert bool(lines[name]) == (first > 1.0)  # stated exactly when month 1 needs more than today's fleet
+    assert lines["small"] and not lines["big"]
+    assert "requests/s per replica" in lines["small"][0] and "--risk p50" in lines["small"][0]

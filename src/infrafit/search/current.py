@@ -146,12 +146,33 @@ def _stay_option(o: dict, part, i: int, bill: np.ndarray, labour: np.ndarray, wo
                        f"{fmt_usd(float(bill.max()))}/month)" if grown else "; carries the load within the SLOs")]
     why += [w for w in o["why"] if not w.startswith("cost drivers")]
     risks = [r for r in o["risks"] if not r.startswith(("commitment", "price ", "single vendor"))]
+    risks += [x for x in [_undersized_today(part, i, workload)] if x]
     metric = float(part.ev.metric[i])
     out = {**o, "deployment": cur.mode, "provider": cur.provider or "current platform", "cost": cost,
            "front_point": {"tco_usd": tco, "metric_value": metric},
            "why": why, "risks": risks, "switch": {"kind": "stay", "monthly_usd": [float(x) for x in bill + labour]}}
     out["efficiency"] = efficiency(part, workload, cost)
     return out
+
+
+def _undersized_today(part, i: int, workload) -> str | None:
+    """A risk line when the model says today's fleet is already too small for today's load (more replicas in
+    month 1 than the ``current`` fleet holds): the team serves that load today, so either it misses the SLOs
+    now or the model is pessimistic for this platform (often a chip outside the fit, whose band is wide at
+    ``risk: p90``). None when today's fleet carries month 1."""
+    cur = workload.current
+    chips = int(part.ev.rows[i]["count"])
+    today = max(cur.count // chips, 1)
+    first = int(np.ceil(float(part.cost.demand.fixed_replicas[0, i])))
+    if first <= today:
+        return None
+    rate = float(part.ev.capacity[i])
+    risk = workload.inference.slo.risk if workload.inference is not None else "p50"
+    where = "the p90 of its uncertainty band" if risk == "p90" else "the prediction"
+    return (f"model vs today: the model gives today's {cur.count} x {cur.accelerator} {rate:,.3g} requests/s per "
+            f"replica of {chips} within the SLOs (checked at {where}), so month 1 needs {first} replicas where you run "
+            f"{today}. If today's fleet meets the SLOs, the model is pessimistic here and staying costs less than "
+            "shown: measure it (a load test, `infrafit bench import`) or compare at `--risk p50`")
 
 
 def _monthly_total(option: dict) -> np.ndarray:
