@@ -277,3 +277,31 @@ def test_serve_sh_refuses_to_serve_the_published_weights_at_another_format(tmp_p
     env = {"PATH": "/usr/bin:/bin"}
     run = subprocess.run(["bash", "-c", texts["int8"]], capture_output=True, text=True, env=env)
     assert run.returncode != 0 and "set MODEL to an INT8 W8A8 checkpoint" in run.stderr
+
+
+@pytest.mark.parametrize(("model", "precision", "served", "needs"), [
+    ("Qwen/Qwen3-32B-AWQ", "int4", "vllm serve Qwen/Qwen3-32B-AWQ ", None),  # the AWQ checkpoint, as named
+    ("meta-llama/Llama-3.1-8B-Instruct", "bf16", "vllm serve meta-llama/Llama-3.1-8B-Instruct ", None),
+    ("meta-llama/Llama-3.1-8B-Instruct-FP8", "fp8", "vllm serve meta-llama/Llama-3.1-8B-Instruct-FP8 ", None),
+    ("Qwen/Qwen3-32B-AWQ", "fp8", 'vllm serve "$MODEL" --served-model-name Qwen/Qwen3-32B ', "of Qwen/Qwen3-32B "),
+])
+def test_serve_sh_serves_the_checkpoint_the_spec_names(tmp_path, model, precision, served, needs):
+    """The library resolves `Qwen/Qwen3-32B-AWQ` and `...-Instruct` to the base architecture; serve.sh ran the
+    base id (`vllm serve Qwen/Qwen3-32B`: 16-bit base weights, not the AWQ or instruct model priced). It now
+    serves the id as written; another format asks for a checkpoint made from the base."""
+    from dataclasses import replace
+
+    from infrafit.catalog import load_catalog
+    from infrafit.export import render_option
+    from infrafit.search.types import Option
+    from infrafit.workload.spec import load_spec
+
+    spec = tmp_path / "m.yaml"
+    spec.write_text((EXAMPLES / "chatbot-asia.yaml").read_text().replace("model: llama3.1-70b", f"model: {model}")
+                    .replace("precision: [bf16, fp8]", "precision: auto"))
+    result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "1"])
+    assert result.exit_code == 0, result.output
+    option = replace(Option.from_dict(json.loads(result.stdout)["options"][0]), precision=precision, stack="vllm")
+    text = render_option(option, load_spec(spec), load_catalog())["serve.sh"]
+    assert served in text.replace("\\\n", "")
+    assert (needs is None and "MODEL" not in text) or (needs is not None and needs in text)

@@ -38,6 +38,17 @@ CHECKPOINT_KINDS = {
 SIXTEEN_BIT = ("bf16", "fp16", "fp32")
 
 
+def served_model_ids(workload: Any, arch: Any) -> tuple[str, str]:
+    """(the checkpoint the spec names, the base model's id). A Hugging Face id in the spec is served as written
+    (``Qwen/Qwen3-32B-AWQ``, ``meta-llama/Llama-3.1-8B-Instruct``: the library resolves both to the base
+    architecture, whose id would serve the 16-bit base weights, not the AWQ or instruct ones); a library id
+    serves its own checkpoint (``gpt-oss-120b``: ``openai/gpt-oss-120b``). Another format is made from the
+    base (``checkpoint_needed``)."""
+    base = str(arch.hf_id or arch.id)
+    preset = getattr(getattr(workload, "model", None), "preset", None)
+    return (str(preset) if preset and "/" in str(preset) else base), base
+
+
 def checkpoint_needed(precision: str, native: str, stack: str, model: str) -> str | None:
     """What the serving command must be pointed at when the published checkpoint of ``model`` (at ``native``,
     its own quantized format, or 16-bit when empty) is not served at ``precision`` as is: None when it is
@@ -110,9 +121,10 @@ def option_context(o: Option, workload: Any, catalog: Any) -> dict[str, Any]:
     resource = runtime("device_resource").get(acc.vendor) if acc.kind != "cpu" else None
     per_instance = max(o.count // instances, 1)
     cpu = int(o.server.get("cpu_cores") or 4)
-    model = arch.hf_id or arch.id
-    checkpoint = (checkpoint_needed(o.precision, str(arch.default_precision or ""), o.stack, model)
+    model, base = served_model_ids(workload, arch)
+    checkpoint = (checkpoint_needed(o.precision, str(arch.default_precision or ""), o.stack, base)
                   if kind == "llm" else None)
+    model = base if checkpoint else model  # a checkpoint made from the base is served under the base's name
     return {
         "o": o, "kind": kind, "model": model, "par": par, "moe": bool(arch.is_moe),
         "concurrency": int(point.get("concurrency") or 1), "batch": int(point.get("batch") or 1),
