@@ -272,6 +272,8 @@ def test_serve_sh_refuses_to_serve_the_published_weights_at_another_format(tmp_p
     texts = {p: render_option(replace(option, precision=p, stack="vllm"), load_spec(spec), load_catalog())["serve.sh"]
              for p in ("int8", "fp4")}
     assert 'MODEL="${MODEL:?set MODEL to an INT8 W8A8 checkpoint of openai/gpt-oss-120b' in texts["int8"]
+    k8s = render_option(replace(option, precision="int8", stack="vllm"), load_spec(spec), load_catalog())["k8s.yaml"]
+    assert "serve.sh needs MODEL" in k8s and [d for d in yaml.safe_load_all(k8s) if d]  # a comment: still valid YAML
     assert 'vllm serve "$MODEL" --served-model-name openai/gpt-oss-120b' in texts["int8"]
     assert "MODEL" not in texts["fp4"] and "vllm serve openai/gpt-oss-120b" in texts["fp4"]
     env = {"PATH": "/usr/bin:/bin"}
