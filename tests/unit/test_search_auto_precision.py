@@ -182,3 +182,30 @@ def test_latencies_within_replicate_noise_rank_by_tco():
     assert METRIC_TIE_FRACTION == 0.03
     assert list(order_by("latency", tco, ttft)) == [2, 1, 0, 3]
     assert list(order_by("latency", tco, np.array([0.134, 0.1348, np.inf, 0.283]))) == [1, 0, 3, 2]
+
+
+def test_an_mxfp4_checkpoint_is_tried_at_fp4_on_a_chip_without_fp4_math():
+    """gpt-oss-120b ships MXFP4; an H100 runs it as weight-only 4-bit with 16-bit math. The plan tried it on
+    Hopper only as int4 (an AWQ/GPTQ checkpoint nobody publishes) or re-quantized to fp8; now its own fp4 is a
+    candidate there, and on 2x H100 it costs what fp8 does, so the published model is shown."""
+    from infrafit.catalog import load_catalog as _cat
+    from infrafit.perf.llm.capacity import llm_precisions
+
+    h100 = _cat().accelerator("h100")
+    assert "fp4" not in llm_precisions(h100, ("fp8", "fp4", "int4"))
+    assert llm_precisions(h100, ("fp8", "fp4", "int4"), checkpoint="fp4") == ["fp8", "fp4", "int4"]
+    text = """\
+name: gpt-oss-us
+task: inference
+model: gpt-oss-120b
+inference:
+  traffic: {requests_per_s: 5, input_tokens: {mean: 2000, p99: 8000}, output_tokens: {mean: 600, p99: 2000}}
+  slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.05}
+placement: {countries: [US]}
+hardware: {accelerators: [h100]}
+horizon_months: 36
+"""
+    cat = _cat()
+    p = plan(parse_spec(text, catalog=cat), cat, top=3)
+    assert p.options and p.options[0].precision == "fp4" and p.options[0].count == 2
+    assert not any(r.startswith("quality:") for r in p.options[0].risks)

@@ -158,7 +158,7 @@ def render_option(o: Option, workload: Any, catalog: Any) -> dict[str, str]:
     res = _skypilot_resource(o, catalog)
     if res is not None:
         files["skypilot.yaml"] = env.get_template("skypilot.yaml.j2").render(
-            name=ctx["name"], resources=[res], num_nodes=ctx["nodes"])
+            name=ctx["name"], resources=[res], num_nodes=ctx["nodes"], checkpoint=ctx["checkpoint"])
     return files
 
 
@@ -191,8 +191,9 @@ def render_export(plan: Plan, workload: Any, catalog: Any, top: int) -> dict[str
     if ordered:
         env = _env()
         name = f"{workload.name}".lower().replace("_", "-")[:63]
+        first = option_context(plan.options[0], workload, catalog)
         out["skypilot.yaml"] = env.get_template("skypilot.yaml.j2").render(
-            name=name, resources=ordered, num_nodes=option_context(plan.options[0], workload, catalog)["nodes"]
+            name=name, resources=ordered, num_nodes=first["nodes"], checkpoint=first["checkpoint"]
         ).replace("run: bash serve.sh", "workdir: .\nrun: bash option-1/serve.sh")
     out["index.json"] = json.dumps(index, indent=2) + "\n"
     return out

@@ -71,10 +71,13 @@ def _pow2_divisors(n: int, cap: int) -> list[int]:
     return out
 
 
-def llm_precisions(acc: Any, allowed: tuple[str, ...]) -> list[str]:
-    """Precisions worth trying on ``acc``: allowed ones it runs natively (int4 is weight-only)."""
+def llm_precisions(acc: Any, allowed: tuple[str, ...], checkpoint: str = "") -> list[str]:
+    """Precisions worth trying on ``acc``: allowed ones it runs natively (int4 is weight-only), and a 4-bit
+    float checkpoint's own fp4 where the chip has no fp4 math (gpt-oss-120b's MXFP4 on an H100: the published
+    weights with weight-only W4A16 kernels, ``setup.plan_precision``; it was tried only as int4, a checkpoint
+    that does not exist)."""
     base = [p for p in allowed if p != "fp32"] or list(allowed)
-    return [p for p in base if p == "int4" or acc.peak(p) > 0] or base[:1]
+    return [p for p in base if p == "int4" or acc.peak(p) > 0 or (p == "fp4" and checkpoint == "fp4")] or base[:1]
 
 
 def lengths(traffic: Traffic) -> tuple[float, float, float, float]:
@@ -152,7 +155,8 @@ def pipeline_degrees(acc: Any, n: int, degrees: Sequence[int], num_layers: int) 
 
 def llm_layouts(pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...],
                 stacks_for: Callable[[Any], list[str]], tps: Sequence[int] | None = None,
-                pp: int | None = 1, ep: int = 1, num_layers: int = 0) -> tuple[list[ConfigRow], list[dict[str, Any]]]:
+                pp: int | None = 1, ep: int = 1, num_layers: int = 0,
+                checkpoint: str = "") -> tuple[list[ConfigRow], list[dict[str, Any]]]:
     """Every (accelerator, count) x precision x stack x tensor-parallel degree to evaluate (``tps``
     fixes the degrees; default: every power of two dividing the count inside ``tp_domain``). The
     chips of a replica left over by TP x PP run attention data parallel. ``pp`` None searches it: one
@@ -163,7 +167,7 @@ def llm_layouts(pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...],
         layouts = [(tp, pp or 1) for tp in degrees]
         if pp is None:
             layouts += pipeline_degrees(acc, n, degrees, num_layers)
-        for p in llm_precisions(acc, precisions):
+        for p in llm_precisions(acc, precisions, checkpoint):
             for st in stacks_for(acc):
                 for tp, stages in layouts:
                     dp = max(n // (tp * stages), 1)
@@ -237,7 +241,7 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
     shape = shape_from_arch(arch)
     search_pp = pp is None and not shape.is_moe
     rows, cfg = llm_layouts(pairs, precisions, stacks_for, tps, None if search_pp else (pp or 1), ep,
-                            num_layers=int(shape.num_layers))
+                            num_layers=int(shape.num_layers), checkpoint=shape.checkpoint_precision)
     rows = [with_checkpoint(r, shape) for r in rows]
     if shape.is_moe and ep == 1:  # chips left over by TP run attention data parallel with the experts over all
         # of them: one expert-parallel group of tp x dp ranks (``validate.llm.physical_layout``), not dp engines;
