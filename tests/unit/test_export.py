@@ -272,8 +272,18 @@ def test_serve_sh_refuses_to_serve_the_published_weights_at_another_format(tmp_p
     texts = {p: render_option(replace(option, precision=p, stack="vllm"), load_spec(spec), load_catalog())["serve.sh"]
              for p in ("int8", "fp4")}
     assert 'MODEL="${MODEL:?set MODEL to an INT8 W8A8 checkpoint of openai/gpt-oss-120b' in texts["int8"]
-    k8s = render_option(replace(option, precision="int8", stack="vllm"), load_spec(spec), load_catalog())["k8s.yaml"]
+    files = render_option(replace(option, precision="int8", stack="vllm", provider="Hyperbolic", region="default",
+                                  deployment="cloud_on_demand", accelerator="nvidia_h100_sxm", count=2,
+                                  server={**option.server, "instances_per_replica": 1}),
+                          load_spec(spec), load_catalog())
+    k8s = files["k8s.yaml"]
     assert "serve.sh needs MODEL" in k8s and [d for d in yaml.safe_load_all(k8s) if d]  # a comment: still valid YAML
+    # SkyPilot refuses to launch without it: an env set to null is required (`sky launch --env MODEL=...`)
+    import jsonschema
+
+    sky = yaml.safe_load(files["skypilot.yaml"])
+    assert sky["envs"] == {"MODEL": None}
+    jsonschema.validate(sky, json.loads((ROOT / "tests" / "fixtures" / "skypilot_task_schema.json").read_text()))
     assert 'vllm serve "$MODEL" --served-model-name openai/gpt-oss-120b' in texts["int8"]
     assert "MODEL" not in texts["fp4"] and "vllm serve openai/gpt-oss-120b" in texts["fp4"]
     env = {"PATH": "/usr/bin:/bin"}
