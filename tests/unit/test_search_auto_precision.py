@@ -194,18 +194,14 @@ def test_an_mxfp4_checkpoint_is_tried_at_fp4_on_a_chip_without_fp4_math():
     h100 = _cat().accelerator("h100")
     assert "fp4" not in llm_precisions(h100, ("fp8", "fp4", "int4"))
     assert llm_precisions(h100, ("fp8", "fp4", "int4"), checkpoint="fp4") == ["fp8", "fp4", "int4"]
-    text = """\
-name: gpt-oss-us
-task: inference
-model: gpt-oss-120b
-inference:
-  traffic: {requests_per_s: 5, input_tokens: {mean: 2000, p99: 8000}, output_tokens: {mean: 600, p99: 2000}}
-  slo: {ttft_p99_s: 2.0, tpot_p99_s: 0.05}
-placement: {countries: [US]}
-hardware: {accelerators: [h100]}
-horizon_months: 36
-"""
+    from infrafit.workload.spec import workload_from_data
+
+    traffic = {"requests_per_s": 5, "input_tokens": {"mean": 2000, "p99": 8000},
+               "output_tokens": {"mean": 600, "p99": 2000}}
     cat = _cat()
-    p = plan(parse_spec(text, catalog=cat), cat, top=3)
+    p = plan(workload_from_data({"name": "gpt-oss-us", "task": "inference", "model": "gpt-oss-120b",
+                                 "inference": {"traffic": traffic, "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.05}},
+                                 "placement": {"countries": ["US"]}, "hardware": {"accelerators": ["h100"]},
+                                 "horizon_months": 36}), cat, top=3)
     assert p.options and p.options[0].precision == "fp4" and p.options[0].count == 2
     assert not any(r.startswith("quality:") for r in p.options[0].risks)
