@@ -157,6 +157,9 @@ def test_train_here_serve_there_pairs_follow_the_objective():
     # figures within METRIC_TIE_FRACTION (3%, replicate noise) of each other are a tie broken by TCO
     tie = 1.0 + METRIC_TIE_FRACTION
     assert all(b * tie >= a for v in (ttt["time"], p99["latency"]) for a, b in zip(v, v[1:], strict=False))
+    # and an option ranked above a faster one is never the dearer of the two (the tie is broken by TCO)
+    for o, v in (("time", ttt["time"]), ("latency", p99["latency"])):
+        assert all(tco[o][i] <= tco[o][j] for i in range(len(v)) for j in range(i + 1, len(v)) if v[j] < v[i])
     assert tco["cost"] == sorted(tco["cost"])
     # the fastest-training pair of any plan is #1 under time; the lowest p99 of any plan #1 under latency
     assert ttt["time"][0] <= tie * min(min(v) for v in ttt.values())

@@ -88,6 +88,9 @@ def test_objective_carbon_ranks_by_emissions_known_first(catalog):
     known = [k for k in kg if k is not None]
     # emissions within METRIC_TIE_FRACTION (3%) of each other are a tie broken by TCO
     assert known and all(b * (1.0 + METRIC_TIE_FRACTION) >= a for a, b in zip(known, known[1:], strict=False))
+    tco = [o["cost"]["tco_usd"] for o in out["options"]][:len(known)]
+    # an option ranked above a lower emitter is never the dearer of the two (the tie is broken by TCO)
+    assert all(tco[i] <= tco[j] for i in range(len(known)) for j in range(i + 1, len(known)) if known[j] < known[i])
     assert kg[:len(known)] == known  # unknown emissions rank after every known one
     assert "lowest emissions" in out["options"][0]["why"][0]
     assert any("kg CO2e/month" in w for w in out["options"][0]["why"])

@@ -24,6 +24,7 @@ from infrafit.search.types import Option, Plan
 TEMPLATES = Path(__file__).parent / "templates"
 #: vLLM / SGLang ``--quantization`` for the planned weight format (others: serve a checkpoint in it).
 QUANTIZATION = {"fp8": "fp8"}
+LAUNCHABLE = ("cloud_on_demand", "cloud_spot")
 #: Stacks that quantize 16-bit weights to a ``QUANTIZATION`` format as they load them (vLLM's and SGLang's
 #: ``--quantization fp8``); TensorRT-LLM's ``trtllm-serve`` serves a checkpoint already in the format.
 LOAD_TIME_QUANTIZERS = ("vllm", "sglang", "default")
@@ -62,7 +63,6 @@ def checkpoint_needed(precision: str, native: str, stack: str, model: str) -> st
     if stack == "llama-cpp":  # llama.cpp reads its own GGUF files, quantized with its llama-quantize tool
         kind = f"a GGUF checkpoint quantized to {precision} (llama.cpp's llama-quantize: Q8_0, Q4_K_M, ...)"
     return kind.replace(" checkpoint", f" checkpoint of {model}", 1)
-LAUNCHABLE = ("cloud_on_demand", "cloud_spot")
 
 
 @lru_cache(maxsize=4)

@@ -14,6 +14,7 @@ import io
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from infrafit.errors import CatalogError
 
@@ -51,6 +52,12 @@ def fallback_chain(kind: str, precision: str) -> tuple[str, ...]:
         if r.kind == kind and r.precision == precision:
             return r.fallback_chain
     return (precision,)
+
+
+def first_native(kind: str, precision: str, acc: Any) -> str | None:
+    """The first precision along ``precision``'s fallback chain that ``acc`` has math for (a dense peak);
+    None when it has none of them."""
+    return next((p for p in fallback_chain(kind, precision) if acc.peak(p) > 0), None)
 
 
 def plan_auto(kind: str) -> tuple[str, ...]:

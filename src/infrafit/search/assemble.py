@@ -76,8 +76,8 @@ def _metric_tie_line(part, i: int, idx: np.ndarray, metric: np.ndarray, objectiv
     fmt = (lambda v: f"{v:,.0f} kg CO2e") if objective == "carbon" else (lambda v: ex.fmt_value(metric_name, v))
     return (f"near tie: the lowest {what} is {fmt(float(metric[best]))} ({int(b['accelerator_count'])}x "
             f"{b['accelerator_id']} {b['mode']} at {b['provider']}, TCO {fmt_usd(float(part.cost.tco_usd[best]))}); "
-            f"this one's {fmt(float(metric[i]))} is within {METRIC_TIE_FRACTION:.0%} (replicate measurements of "
-            f"one configuration differ by ~3%), so the lower TCO ranks first")
+            f"this one's {fmt(float(metric[i]))} is within {METRIC_TIE_FRACTION:.0%} (about what replicate "
+            "measurements of one configuration differ by), so the lower TCO ranks first")
 
 
 def objective_metric(part, objective: str) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 
 from infrafit.catalog.model import peer_link
 from infrafit.perf.llm.engine import Setup
-from infrafit.perf.policy import fallback_chain
+from infrafit.perf.policy import fallback_chain, first_native
 from infrafit.perf.profiles import Profiles, load_profiles
 from infrafit.units import BITS_PER_BYTE, bytes_per_element
 from infrafit.workload.quant import QUANTIZED, quantized_bits_per_weight
@@ -46,8 +46,7 @@ class PrecisionPlan:
 
 def _native(acc: Any, precision: str) -> str:
     """The nearest precision at or above ``precision`` that ``acc`` runs natively."""
-    chain = fallback_chain("llm_inference", precision)
-    return next((p for p in chain if acc.peak(p) > 0), chain[-1])
+    return first_native("llm_inference", precision, acc) or fallback_chain("llm_inference", precision)[-1]
 
 
 def plan_precision(acc: Any, precision: str) -> PrecisionPlan:

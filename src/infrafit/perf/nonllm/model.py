@@ -42,7 +42,7 @@ from infrafit.perf.calibrated import Calibration, calibration_for
 from infrafit.perf.core import Z99
 from infrafit.perf.nonllm.profile import NonLLMProfile, load_profile
 from infrafit.perf.nonllm.work import OP_CLASS_BY_KIND, SampleWork, sample_work
-from infrafit.perf.policy import fallback_chain
+from infrafit.perf.policy import first_native
 from infrafit.perf.types import Config, Estimate, Latency, Memory
 
 if TYPE_CHECKING:
@@ -88,11 +88,8 @@ class Devices:
 def executed_precision(acc: Any, precision: str) -> tuple[str, float]:
     """``(precision that runs, its peak)``: the first the chip runs natively along the precision's
     fallback chain (``perf.policy``)."""
-    for p in fallback_chain("nonllm_inference", precision):
-        peak = float(acc.peak(p))
-        if peak > 0:
-            return p, peak
-    return precision, 0.0
+    p = first_native("nonllm_inference", precision, acc)
+    return (p, float(acc.peak(p))) if p is not None else (precision, 0.0)
 
 
 def devices(accelerators: Sequence[Any], precision: str, overlay_dir: Any = None) -> Devices:

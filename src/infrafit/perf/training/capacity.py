@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from infrafit.errors import InfrafitError
-from infrafit.perf.policy import fallback_chain
+from infrafit.perf.policy import first_native
 from infrafit.perf.training.layout import USABLE_MEMORY_FRACTION
 from infrafit.perf.training.run import (
     checkpointed_time_s,
@@ -60,7 +60,7 @@ def _native_precisions(acc: Any, precisions: Sequence[str]) -> list[str]:
     has math for (fp4 on an H100: fp8, not bf16), each once; bf16 when none."""
     out: list[str] = []
     for p in precisions:
-        q = next((q for q in fallback_chain("training", p) if acc.peak(q) > 0), None)
+        q = first_native("training", p, acc)
         if q is not None and q not in out:
             out.append(q)
     return out or ["bf16"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infrafit.errors import InputError
-from infrafit.perf.policy import fallback_chain
+from infrafit.perf.policy import first_native
 from infrafit.perf.training.layout import USABLE_MEMORY_FRACTION, Layout, search
 from infrafit.perf.training.memory import GRAD_BYTES_PER_PARAM, WEIGHT_BYTES_PER_PARAM
 from infrafit.perf.training.profile import TrainingProfile, load_profile
@@ -83,7 +83,7 @@ def training_precision(acc: Any, requested: str | None, shape: TrainShape,
         q = quantized_training_precision(acc)
         if q and (fastest or q == "fp8"):
             want = q
-    p = next((q for q in fallback_chain("training", want) if acc.peak(q) > 0), None)
+    p = first_native("training", want, acc)
     if p is None:
         raise InputError(f"{acc.id} has no dense peak for {want} or any fallback precision",
                          fix="choose another accelerator or add its peak to the catalog")
