@@ -7,6 +7,7 @@ what is good. Thresholds that turn a number into a risk are named constants with
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from datetime import date
 from typing import Any
@@ -223,6 +224,9 @@ def family_fail_line(kind: str, name: str, value: float, limit: float, where: st
     """Why a family has no feasible option: its best configuration's figure against the limit. ``checked``:
     the figure the check used when it is not the prediction (the band's p90 at ``risk: p90``), which is then
     the one compared: "TTFT p99 1.42 s predicted, 2.13 s at the p90 of its band > 2.00 s SLO"."""
+    if name == "capacity":  # no limit was checked: nothing that fits serves a request (batch work, no SLOs)
+        rate = "no rate could be computed" if not math.isfinite(value) else f"{value:g} requests/s"
+        return f"serves no load: {rate} at every configuration that fits (best: {where})"
     label = SLO_LABEL.get(name, name)
     word = "deadline" if name.startswith("time_to_train") else "SLO"
     if checked is not None:

@@ -177,6 +177,15 @@ def llm_layouts(pairs: Sequence[tuple[Any, int]], precisions: tuple[str, ...],
     return rows, cfg
 
 
+def linked_groups(rows: list[ConfigRow], cfg: list[dict[str, Any]]) -> tuple[list[ConfigRow], list[dict[str, Any]]]:
+    """The layouts whose expert-parallel group has a link the catalog knows (``Accelerator.peer_link``): a
+    mixture of experts' all-to-all over chips with none (32 CPU slices of separate VMs: no scale-up domain,
+    no PCIe box that large, no stated scale-out network) has no bandwidth to be priced with, so, like a TP
+    group past ``tp_domain``, it is not generated instead of evaluated to an uncomputed (NaN) capacity."""
+    keep = [i for i, r in enumerate(rows) if r.ep <= 1 or r.acc.peer_link(r.ep) is not None]
+    return [rows[i] for i in keep], [cfg[i] for i in keep]
+
+
 def _grid_with(concurrency: float | None) -> np.ndarray:
     if concurrency is None or concurrency in CONCURRENCY_GRID:
         return CONCURRENCY_GRID
@@ -248,6 +257,7 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
         # a stated ep (``estimate --ep``) is kept as given
         rows = [replace(r, ep=r.tp * r.adp) if r.adp > 1 else r for r in rows]
         cfg = [c | {"ep": int(c["tp"]) * int(c["dp"])} if int(c["dp"]) > 1 else c for c in cfg]
+        rows, cfg = linked_groups(rows, cfg)
     if not rows:
         return Evaluated.empty()
     setup, plans, _ = build_setup(rows, profiles)

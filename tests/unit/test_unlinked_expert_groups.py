@@ -1,0 +1,61 @@
+"""A mixture of experts' expert-parallel group over chips the catalog knows no link between is not generated:
+DeepSeek-V3.2 on 32 CPU slices (four c7i.16xlarge VMs, no stated network between them) was evaluated to a NaN
+capacity, and its family was excluded as "capacity nan > 0 SLO"."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from infrafit.catalog import load_catalog
+from infrafit.perf.llm.capacity import linked_groups, llm_layouts
+from infrafit.search.explain import family_fail_line
+from infrafit.search.planner import plan
+from infrafit.workload.spec import parse_spec
+
+BATCH_MOE = """
+name: moe-batch
+task: inference
+model: deepseek-ai/DeepSeek-V3.2
+inference:
+  mode: batch
+  traffic:
+    requests_per_s: 20
+    input_tokens: {mean: 3000, p99: 8000}
+    output_tokens: {mean: 800, p99: 2000}
+deployment: {allowed: [cloud]}
+hardware: {accelerators: [intel_xeon_spr_4core, nvidia_t4]}
+horizon_months: 6
+"""
+
+
+@pytest.fixture(scope="module")
+def cat():
+    return load_catalog()
+
+
+def test_an_expert_group_without_a_known_link_is_not_generated(cat):
+    cpu = cat.accelerators["intel_xeon_spr_4core"]
+    assert cpu.peer_link(8) is not None and cpu.peer_link(32) is None  # one box of slices; past it, nothing stated
+    rows, cfg = llm_layouts([(cpu, 8), (cpu, 32)], ("int4",), lambda a: ["pytorch"], tps=[1])
+    rows = [r.__class__(**{**r.__dict__, "ep": r.tp * r.adp}) for r in rows]
+    kept, kept_cfg = linked_groups(rows, cfg)
+    assert [r.ep for r in kept] == [8] and [c["count"] for c in kept_cfg] == [8]
+    gpu = cat.accelerators["nvidia_h100_sxm"]  # a scale-out network is stated: a 32-chip group is priced over it
+    rows, cfg = llm_layouts([(gpu, 32)], ("fp8",), lambda a: ["vllm"], tps=[8])
+    rows = [r.__class__(**{**r.__dict__, "ep": 32}) for r in rows]
+    assert len(linked_groups(rows, cfg)[0]) == 1
+
+
+def test_the_cpu_family_is_refused_for_what_stops_it_not_an_uncomputed_capacity(cat):
+    w = parse_spec(BATCH_MOE, catalog=cat)
+    reason = next(e.reason for e in plan(w, cat, top=3).excluded if e.what == "Intel Xeon CPU")
+    assert "nan" not in reason
+    assert reason.startswith("does not fit:") and "intel_xeon_spr_4core" in reason
+
+
+def test_a_batch_family_that_serves_nothing_says_so_in_words():
+    assert family_fail_line("serve", "capacity", math.nan, 0.0, "8x a, int4") == (
+        "serves no load: no rate could be computed at every configuration that fits (best: 8x a, int4)")
+    assert family_fail_line("serve", "capacity", 0.0, 0.0, "8x a, int4").startswith("serves no load: 0 requests/s")
