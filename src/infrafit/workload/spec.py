@@ -73,7 +73,7 @@ class Workload(Section):
 
     @model_validator(mode="after")
     def _derived_defaults_and_contradictions(self, info: ValidationInfo) -> Workload:
-        from infrafit.workload.spec_checks import default_usage, value_problems
+        from infrafit.workload.spec_checks import default_seq_len, default_usage, value_problems
 
         default_name = (info.context or {}).get("default_name")
         if "name" not in self.model_fields_set and default_name:
@@ -82,6 +82,10 @@ class Workload(Section):
             usage = default_usage(self)
             if usage is not None:
                 self._fill("usage", usage)
+        if self.training is not None and "seq_len" not in self.training.model_fields_set:
+            seq = default_seq_len(self)
+            if seq is not None:
+                self.training._fill("seq_len", seq)
         problems = value_problems(self)
         if problems:
             raise SpecContradictions(problems)

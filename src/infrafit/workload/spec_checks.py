@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from infrafit import units
 from infrafit.errors import InfrafitError
+from infrafit.workload import spec_types as t
 
 if TYPE_CHECKING:
     from infrafit.workload.spec import Workload
@@ -56,6 +57,27 @@ def _allows_hybrid(raw: dict[str, Any]) -> bool:
 
 
 # --- derived defaults ----------------------------------------------------------------------------
+#: Kinds whose training sample is a token sequence through transformer layers (``perf.training``): the
+#: sequence length of a sample is at most the model's context, and a ViT's is its image's patches.
+_SEQUENCE_KINDS = ("decoder", "encoder", "vit", "speech")
+
+
+def default_seq_len(w: Workload) -> int | None:
+    """``training.seq_len`` when the spec states none: the usual 4,096 tokens, capped at the model's context
+    (``max_position_embeddings``): 512 for BERT, a Whisper decoder's 448 tokens per 30 s window, a ViT's 197
+    (its image's 196 patches and the class token). Until 2026-12-08 every model trained 4,096-token samples, so
+    a ViT-L/16 ImageNet run was 33x and a BERT-large pre-training ~10x the work. None when the model cannot be
+    resolved (``model_problems`` reports that) or is not a sequence model."""
+    try:
+        arch = w.model_arch()
+    except Exception:  # noqa: BLE001 - any failure to resolve is reported by model_problems
+        return None
+    context = getattr(arch, "max_position_embeddings", None)
+    if getattr(arch, "kind", None) not in _SEQUENCE_KINDS or not context:
+        return None
+    return int(min(t.TRAINING_SEQ_LEN_DEFAULT, int(context)))
+
+
 def default_usage(w: Workload) -> Usage | None:
     """Usage when the spec gives none (or leaves periodic/occasional use without hours or runs).
 
@@ -265,9 +287,23 @@ def _kind_problems(w: Workload, arch: Any) -> list[Triple]:
             out += _context(("inference", "traffic", "input_tokens"), float(inf.traffic.input_tokens.p99 or 0.0), arch,
                             what="input_tokens.p99")
         out += _token_fields_unused(inf, arch)
-    if w.training is not None and kind == "decoder":
-        out += _context(("training", "seq_len"), w.training.seq_len, arch)
+    if w.training is not None and kind in _SEQUENCE_KINDS:
+        out += _training_sequence(w.training.seq_len, arch)
     return out
+
+
+def _training_sequence(seq_len: int, arch: Any) -> list[Triple]:
+    """A stated ``training.seq_len`` must fit the model's context; a ViT's is its image's patches (plus the
+    class token) and cannot be set apart from the image size."""
+    path = ("training", "seq_len")
+    tokens = getattr(arch, "max_position_embeddings", None)
+    if getattr(arch, "kind", None) == "vit" and tokens and seq_len != tokens:
+        size = getattr(arch, "image_size", None)
+        return [(path, f"a ViT's sequence is its image's patches and class token: {tokens} for {arch.id}"
+                       + (f" at {size} px" if size else ""),
+                 "remove training.seq_len (it is set by the image size), or use a model config with another "
+                 "image_size")]
+    return _context(path, seq_len, arch)
 
 
 #: The token fields each non-LLM kind reads (``perf.evaluate_many.nonllm_work_shape``): an encoder's

@@ -193,7 +193,9 @@ class Training(Section):
     tokens: t.TrainTokens | None = None
     samples: t.TrainSamples | None = None
     epochs: t.Epochs | None = None
-    seq_len: t.SeqLen = 4096
+    #: the usual sample length; a model with a shorter context trains at its context
+    #: (``spec_checks.default_seq_len``)
+    seq_len: t.SeqLen = t.TRAINING_SEQ_LEN_DEFAULT
     global_batch: t.GlobalBatch | None = None
     deadline_days: t.Days | None = None
     checkpoint_every_minutes: t.Minutes = 60.0

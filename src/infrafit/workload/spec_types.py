@@ -123,6 +123,8 @@ UsdPerHour = quantity(units.parse_usd, "USD per hour", ge=0, le=1e5)
 MonthlyFraction = quantity(None, "a fraction per month (0.08 or 8%)", ge=-1, le=10)
 Fraction = quantity(None, "a fraction from 0 to 1 (0.8 or 80%)", ge=0, le=1)
 SharedTokens = quantity(units.parse_count, "a token count", ge=0, le=1e8)
+#: ``training.seq_len`` when neither the spec nor the model's context sets another (tokens)
+TRAINING_SEQ_LEN_DEFAULT = 4096
 SeqLen = whole("a sequence length in tokens", le=10_000_000)
 GlobalBatch = whole("a batch size", le=100_000_000)
 LoraRank = whole("a LoRA rank", le=65_536)

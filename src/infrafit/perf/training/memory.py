@@ -138,7 +138,11 @@ def activation_bytes(shape: TrainShape, seq_len, micro_batch, tp, pp, cp, microb
         shape, seq_len, micro_batch, tp, cp, "selective", flash_attention), 0.0)
     logits = (np.asarray(seq_len, float) / np.asarray(cp, float)) * np.asarray(micro_batch, float) \
         * shape.vocab * LOGIT_BYTES / np.asarray(tp, float)
-    return per_layer * layers_per_stage * in_flight + rebuilt + logits
+    encoder = 0.0  # a speech model's encoder layers (on the first stage) hold their frames' activations too
+    if shape.encoder_layers and shape.encoder_tokens:
+        encoder = activation_bytes_per_layer(shape, shape.encoder_tokens, micro_batch, tp, 1, recompute,
+                                             flash_attention) * shape.encoder_layers * in_flight
+    return per_layer * layers_per_stage * in_flight + rebuilt + logits + encoder
 
 
 def memory_parts(shape: TrainShape, *, seq_len, micro_batch, tp, pp, dp, ep, cp, zero_stage, recompute,

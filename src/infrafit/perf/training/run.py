@@ -113,7 +113,8 @@ class TrainRun:
 def model_flops_per_sample(shape: TrainShape, seq_len: int, causal: bool = False) -> float:
     """Model FLOPs of one training sample (no recomputation); ``causal=False``: PaLM's full square."""
     if shape.is_transformer:
-        return seq_len * shape.train_flops_per_token(seq_len, causal=causal and shape.kind == "decoder")
+        return (seq_len * shape.train_flops_per_token(seq_len, causal=causal and shape.kind == "decoder")
+                + 3.0 * shape.encoder_flops_fwd_per_sample)
     return 3.0 * float(shape.flops_per_sample_fwd or 0.0)
 
 

@@ -51,6 +51,11 @@ class TrainShape:
     # every layer's output (the activation traffic of the element-wise ops).
     flops_per_sample_fwd: float | None = None
     activation_elements_per_sample: float | None = None
+    # encoder-decoder speech models (Whisper): the encoder runs once per sample over its frames, beside the
+    # decoder's ``seq_len`` tokens (``ModelArch.encoder_flops_fwd``: its matmuls, attention, cross K/V)
+    encoder_flops_fwd_per_sample: float = 0.0
+    encoder_layers: int = 0
+    encoder_tokens: int = 0
     source: str = ""
 
     @property
@@ -184,5 +189,15 @@ def from_model_arch(arch: Any) -> TrainShape:
         matmul_params_override=_call(arch, "matmul_params_per_token_active") if is_transformer else None,
         expert_params_override=_call(arch, "expert_params_total"),
         flops_per_sample_fwd=getattr(arch, "flops_per_sample_fwd", None),
+        **_encoder(arch, kind, is_transformer),
         source=str(_get(arch, "source", "")),
     )
+
+
+def _encoder(arch: Any, kind: str, is_transformer: bool) -> dict[str, Any]:
+    """A speech model's encoder (per sample: its forward FLOPs, layers and frames); nothing for other kinds."""
+    layers, frames = int(_get(arch, "encoder_layers")), int(_get(arch, "encoder_seq_len"))
+    if kind != "speech" or not is_transformer or not (layers and frames):
+        return {}
+    return {"encoder_flops_fwd_per_sample": float(arch.encoder_flops_fwd()), "encoder_layers": layers,
+            "encoder_tokens": frames}

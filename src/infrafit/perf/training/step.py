@@ -261,9 +261,11 @@ def raw_terms(shape: TrainShape, chip: Chip, *, seq_len: float, global_batch: fl
     attn: float | np.ndarray = 0.0
     if shape.is_transformer:
         width: np.ndarray = shape.hidden / np.sqrt(tp)
-        flops = global_batch * seq_len * executed_flops_per_token(shape, seq_len, method, recompute)
+        flops = global_batch * (seq_len * executed_flops_per_token(shape, seq_len, method, recompute)
+                                + 3.0 * shape.encoder_flops_fwd_per_sample * method_flop_factor(method))
         attn = global_batch * seq_len * executed_attention_flops_per_token(shape, seq_len, recompute)
-        act_bytes = global_batch * seq_len * shape.layers * shape.hidden * ACT_COEFF_STORED
+        act_bytes = global_batch * (seq_len * shape.layers + shape.encoder_tokens * shape.encoder_layers) \
+            * shape.hidden * ACT_COEFF_STORED
     else:
         width = np.full_like(np.asarray(tp, float), np.inf)
         flops = np.asarray(global_batch,
