@@ -237,6 +237,19 @@ def test_moe_experts_are_tensor_sharded_in_the_export_when_the_estimate_shards_t
     assert "--data-parallel-size 8 --enable-expert-parallel" in wide
 
 
+def test_each_data_parallel_engine_caps_its_own_share_of_the_requests_in_flight(tmp_path):
+    """vLLM runs each --data-parallel-size rank as its own engine core whose --max-num-seqs is that engine's cap:
+    a replica planned at 256 in flight over 8 DP ranks caps each at 32 (it gave each the whole 256). SGLang divides
+    --max-running-requests over the ranks itself under --enable-dp-attention (the total is passed), while plain
+    --dp workers each take the cap (a share is passed)."""
+    vllm = _serve_as(tmp_path, DEEPSEEK_SPEC, "vllm", 1, 8, 256)
+    assert "--data-parallel-size 8" in vllm and "--max-num-seqs 32 " in vllm
+    one = _serve_as(tmp_path, EXAMPLES / "chatbot-asia.yaml", "vllm", 8, 1, 100)
+    assert "--max-num-seqs 100 " in one
+    assert "--max-running-requests 256 " in _serve_as(tmp_path, DEEPSEEK_SPEC, "sglang", 1, 8, 256)
+    assert "--max-running-requests 50 " in _serve_as(tmp_path, EXAMPLES / "chatbot-asia.yaml", "sglang", 4, 2, 100)
+
+
 @pytest.mark.parametrize(("precision", "native", "stack", "needed"), [
     ("fp4", "fp4", "vllm", None),  # gpt-oss-120b as published
     ("int8", "fp4", "vllm", "INT8 W8A8"),  # re-quantized: no flag makes it
