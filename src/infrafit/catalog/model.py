@@ -219,11 +219,27 @@ def stack_names(stacks: pd.DataFrame) -> dict[str, str]:
     return names
 
 
+#: Vendor prefixes of accelerator ids; the id without one is the chip's short name (the plan table prints it).
+VENDOR_PREFIXES = ("nvidia_", "amd_", "google_", "intel_", "aws_")
+
+
+def short_accelerator(acc_id: str) -> str:
+    """``nvidia_h100_sxm`` -> ``h100_sxm``: the id without its vendor prefix, for narrow tables."""
+    for prefix in VENDOR_PREFIXES:
+        if acc_id.startswith(prefix):
+            return acc_id[len(prefix):]
+    return acc_id
+
+
 def build_aliases(accelerators: Mapping[str, Accelerator], alias_table: pd.DataFrame) -> dict[str, str]:
-    """Normalized name -> id: every id, its id without the vendor prefix, and every alias row."""
+    """Normalized name -> id: every id, its id without the vendor prefix (the name a plan table prints, unless
+    another chip's id or alias has it), and every alias row. Until 2026-12-08 the short names were not added
+    (16 of 58 chips, ``xeon_spr_4core`` and ``gb200_per_gpu`` among them, were refused as printed)."""
     out: dict[str, str] = {}
     for aid in accelerators:
         out[normalize_name(aid)] = aid
     for alias, aid in zip(alias_table["alias"], alias_table["accelerator_id"], strict=True):
         out[normalize_name(alias)] = str(aid)
+    for aid in accelerators:
+        out.setdefault(normalize_name(short_accelerator(aid)), aid)
     return out

@@ -12,21 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from infrafit import safe_io
+from infrafit.catalog.model import short_accelerator
 from infrafit.errors import InputError
 from infrafit.report.summary import MODE_SHORT as _MODE_SHORT
 from infrafit.search.explain import price_age_line
 from infrafit.search.types import Option, Plan
 from infrafit.units import fmt_bytes, fmt_duration, fmt_usd
-
-_VENDOR_PREFIXES = ("nvidia_", "amd_", "google_", "intel_", "aws_")
-
-
-def short_accelerator(acc_id: str) -> str:
-    """``nvidia_h100_sxm`` -> ``h100_sxm``: the id without its vendor prefix, for narrow tables."""
-    for prefix in _VENDOR_PREFIXES:
-        if acc_id.startswith(prefix):
-            return acc_id[len(prefix):]
-    return acc_id
 
 
 def _perf_summary(option: Option) -> str:

@@ -16,6 +16,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from infrafit.catalog.model import normalize_name
 from infrafit.countries import alnum, ascii_lower, country_named
 from infrafit.errors import suggest
 
@@ -402,12 +403,25 @@ def _current_problems(workload: Workload, catalog: Any) -> list[Triple]:
     return []
 
 
-def accelerator_names(catalog: Any) -> dict[str, str]:
-    """Every accelerator id and alias (lower case) -> accelerator id."""
-    out = {a.lower(): a for a in catalog.accelerators}
-    for alias, acc in zip(catalog.tables["aliases"]["alias"], catalog.tables["aliases"]["accelerator_id"], strict=True):
-        out[str(alias).lower()] = str(acc)
-    return out
+class AcceleratorNames(dict[str, str]):
+    """Accelerator id by name, looked up as ``Catalog.resolve_accelerator_id`` does (case, space, ``_`` and ``-``
+    insensitive): the spec checks and the offer filters once compared lower-cased names only, so
+    ``rtx_6000_ada`` (the plan table's own name for the chip) was refused where the catalog knew it."""
+
+    def __contains__(self, name: object) -> bool:
+        return dict.__contains__(self, normalize_name(str(name)))
+
+    def __getitem__(self, name: str) -> str:
+        return dict.__getitem__(self, normalize_name(name))
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return dict.get(self, normalize_name(name), default)
+
+
+def accelerator_names(catalog: Any) -> AcceleratorNames:
+    """Every accelerator id, its id without the vendor prefix and every alias (``Catalog.aliases``, normalized)
+    -> accelerator id."""
+    return AcceleratorNames(catalog.aliases)
 
 
 def _hardware_problems(workload: Workload, catalog: Any) -> list[Triple]:
