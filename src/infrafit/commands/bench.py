@@ -376,7 +376,7 @@ def check_model_cmd(
     quick: QuickOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Precision consistency (fp32 vs bf16/fp16/int8) and operator coverage per target runtime."""
+    """Precision consistency (fp32 vs bf16/fp16/int8, simulated fp8/fp4/int4) and operator coverage per runtime."""
     from infrafit.bench.check_model import PRECISIONS, RUNTIMES, coverage, graph_ops, precision_consistency
     from infrafit.bench.hardware import detect_host
     from infrafit.bench.models import build_model, make_inputs
