@@ -26,7 +26,7 @@ _EXPORTS = {
     "OperatingPoint": "infrafit.perf.types", "SkipRow": "infrafit.perf.types",
     "ValidateContext": "infrafit.perf.types",
     "HostSpec": "infrafit.perf.host.server", "HostDemand": "infrafit.perf.host.server",
-    "size_server": "infrafit.perf.host.server",
+    "size_server": "infrafit.perf.host.server", "host_fed_factor": "infrafit.perf.host.attach",
     "default_stack": "infrafit.perf.llm.setup",
     "MAX_RATE": "infrafit.perf.operating",
     "MODEL_ERROR_PREFIX": "infrafit.perf.training.capacity", "DEADLINE_P90_KEY": "infrafit.perf.training.capacity",
@@ -98,6 +98,7 @@ __all__ = [
     "serve",
     "serving_kind",
     "shape_from_arch",
+    "host_fed_factor",
     "size_server",
     "using_profiles",
     "validate_csv",
@@ -112,6 +113,7 @@ if TYPE_CHECKING:
     from infrafit.perf.fit.llm import main as fit_llm_profiles
     from infrafit.perf.fit.nonllm import main as fit_nonllm_profiles
     from infrafit.perf.fit.training import main as fit_training_profiles
+    from infrafit.perf.host.attach import host_fed_factor
     from infrafit.perf.host.server import HostDemand, HostSpec, size_server
     from infrafit.perf.llm.capacity import RISK_FACTOR_PREFIX
     from infrafit.perf.llm.engine import serve

@@ -92,6 +92,17 @@ def estimate_shaped(part, i: int, workload, catalog) -> dict:
     return out
 
 
+def _host_fed_line(perf: dict) -> str | None:
+    """Where the offer's host CPU, not its accelerators, sets the rate (``perf.host_fed_factor``): by how much,
+    and the two ways out."""
+    factor = float((perf.get("breakdown") or {}).get("host_fed_factor") or 1.0)
+    if factor <= 1.0:
+        return None
+    note = next((n for n in perf.get("notes", []) if n.startswith("host CPU:")), "host CPU binds")
+    return (f"{note}; priced at that rate. Decoding on the accelerators (NVIDIA DALI, nvJPEG) or an instance "
+            "with more vCPUs per accelerator removes it")
+
+
 def _lock_in(catalog, stack: str, family: str) -> str | None:
     stacks = catalog.stacks.set_index("id")
     if stack not in stacks.index:
@@ -189,7 +200,7 @@ def option_json(part, i: int, ctx: dict) -> dict:
         checked = {n: float(f["p90"]) + (0.0 if n == "tpot_p99_s" else float(added or 0.0))
                    for n, f in figures.items() if n in part.ev.slo}
     why = [x for x in (ex.binding_constraint(part.ev.slo, i, checked), _network_line(perf.get("network"), added),
-                       ex.roofline_line(part.ev.terms[i], perf["bottleneck"]),
+                       ex.roofline_line(part.ev.terms[i], perf["bottleneck"]), _host_fed_line(perf),
                        ex.cost_drivers(cost["breakdown"], cost["tco_usd"])) if x]
     if part.task == "serve" and np.isfinite(part.ev.capacity[i]):
         peak = max(cost["replicas"]) if cost["replicas"] else 1

@@ -145,18 +145,62 @@ def build_part(workload, arch, catalog, offers, compat, task: str, objective: st
     rows = pd.concat(rows_list, ignore_index=True) if rows_list else offers.iloc[:0]
     if len(rows) == 0:
         return Part(task, rows, ev, None, None, failures, n_eval)
+    ev, host_blocked = _host_fed(workload, arch, catalog, rows, ev, task, fam_of, failures)
     porting = np.array([compat[f].porting_weeks for f in rows["family"]], dtype=float)
     weeks = porting + adoption_weeks([r.get("stack", "default") for r in ev.rows],
                                    resolve_familiar(workload.ops.familiar_stacks, catalog.stacks),
                                    str(workload.framework), catalog.stacks)
     arrays, cost = price_part(workload, catalog, rows, ev, task, weeks, change_weeks=porting)
-    blocked = np.zeros(len(rows), bool)
+    blocked = host_blocked
     if task == "train" and workload.training.deadline_s:
         blocked = _spot_deadline(workload, rows, ev, arrays, fam_of, failures)
     if "owned_instances" in rows:
         blocked |= _beyond_owned(rows, cost, fam_of, failures)
     blocked |= _purchase_limits(rows, cost, arrays, fam_of, failures)
     return Part(task, rows, ev, arrays, cost, failures, n_eval * max(1, len(rows) // max(len(ev), 1)), blocked)
+
+
+def _host_fed(workload, arch, catalog, rows, ev: Evaluated, task: str, fam_of, failures):
+    """Each joined row slowed to what its offer's host CPU feeds (``perf.host_fed_factor``: JPEG or audio decode
+    and tokenisation against the instance's vCPUs), so the replicas and the time priced are the host's, as
+    ``perf.estimate`` on that host reports them; and which training rows that pushes past the deadline (they
+    are blocked, and a family that loses every row says so)."""
+    from infrafit.perf import host_fed_factor
+
+    if len(rows) == 0:
+        return ev, np.zeros(0, bool)
+    hosts = catalog.hosts.set_index("id")
+    vcpus = pd.to_numeric(hosts["vcpu_count"], errors="coerce").reindex(rows["host_id"]).to_numpy(dtype=float)
+    cores = vcpus * rows["instances_per_replica"].to_numpy(dtype=float)
+    count = np.array([float(r["count"]) for r in ev.rows])
+    kind = np.array([catalog.accelerators[r["accelerator"]].kind for r in ev.rows], dtype=object)
+    training = task == "train"
+    if training:
+        rate = float(workload.training.total_samples) / np.where(ev.time_to_train_s > 0, ev.time_to_train_s, np.inf)
+    else:
+        rate = ev.capacity
+    factor = host_fed_factor(workload, arch, rate, cores, count, kind)
+    blocked = ~np.isfinite(factor)  # the runtime threads alone take every vCPU: nothing is fed
+    if not np.any(factor > 1.0):
+        return ev, blocked
+    factor = np.where(blocked, 1.0, factor)
+    if training:
+        slo = {k: (v * factor, lim) for k, (v, lim) in ev.slo.items()}
+        ev = Evaluated(ev.rows, ev.fits, ev.capacity, ev.time_to_train_s * factor, ev.metric * factor,
+                       ev.memory_bytes, ev.memory_capacity_bytes, slo, ev.terms, ev.p50)
+        at_risk, lim = _deadline_check(ev)
+        blocked |= (factor > 1.0) & (at_risk > lim)
+        fams = rows["family"].to_numpy(dtype=object)
+        for fam in sorted(set(fams[blocked]) - set(fams[~blocked])):
+            i = int(np.flatnonzero(fams == fam)[np.argmin(at_risk[fams == fam])])
+            failures.setdefault(fam, []).append(
+                f"host CPU: {rows['host_id'].iloc[i]}'s {cores[i]:,.0f} vCPUs feed the input pipeline "
+                f"{factor[i]:.1f}x slower than {int(count[i])}x {ev.rows[i]['accelerator']} train; "
+                f"{fmt_duration(float(at_risk[i]))} > {fmt_duration(float(lim))} deadline")
+    else:
+        ev = Evaluated(ev.rows, ev.fits, ev.capacity / factor, ev.time_to_train_s, ev.metric, ev.memory_bytes,
+                       ev.memory_capacity_bytes, ev.slo, ev.terms, ev.p50)
+    return ev, blocked
 
 
 def _evaluate_and_join(workload, arch, catalog, offers, task, multiples, objective, fam_of, failures):

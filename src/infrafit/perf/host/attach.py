@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from infrafit.perf.host.server import HostDemand, HostSpec, size_server
+import numpy as np
+
+from infrafit.perf.host.server import HostDemand, HostSpec, host_item_rate, load_server_profile, size_server
 from infrafit.perf.types import Estimate
 from infrafit.units import SECONDS_PER_MINUTE, bytes_per_element
 
@@ -88,11 +90,67 @@ def _training_demand(workload: Any, est: Estimate, arch: Any) -> HostDemand:
     )
 
 
+def core_s_per_item(workload: Any, arch: Any, prof: dict[str, float] | None = None) -> float:
+    """Host CPU core-seconds one item costs (``server_profiles.csv``): decoding it (a JPEG for CNNs and ViTs, 30 s
+    of audio for speech, a row for tabular models) and, when served, tokenising its text (an LLM's prompt, an
+    encoder's sequence). Training reads pre-tokenised text, as ``_training_demand`` does."""
+    prof = load_server_profile() if prof is None else prof
+    kind = str(getattr(arch, "kind", "decoder"))
+    per_item = prof.get(f"cpu_core_s_per_item:{_ITEM_KIND.get(kind, 'none')}", 0.0)
+    inf = getattr(workload, "inference", None)
+    if getattr(workload, "task", "inference") in ("training", "fine-tuning") or inf is None:
+        return per_item
+    tokens = 0.0
+    if kind in ("decoder", "encoder"):
+        given = inf.traffic.input_tokens
+        tokens = float(given.mean) if given is not None and given.mean else float(
+            getattr(arch, "reference_seq_len", None) or 0.0) if kind == "encoder" else 0.0
+    return per_item + tokens * prof.get("cpu_core_s_per_token:tokenize", 0.0)
+
+
+def host_fed_factor(workload: Any, arch: Any, rate: Any, cores: Any, accelerators: Any,
+                    accelerator_kind: Any = "gpu") -> np.ndarray:
+    """How much slower than its accelerators a replica runs because its host's CPU cannot prepare the items
+    (``host_item_rate``): ``rate / host rate`` where that exceeds 1, else 1. A ResNet-50 trained on one H100 of a
+    16-vCPU p5.4xlarge needs 19 cores at the 11,855 images/s the GPU takes (17 to decode the JPEGs, 2 for the
+    runtime): 1.2x slower, where the plan used to price the GPU's rate and only name the host as the bottleneck.
+    A CPU "accelerator" is the host itself (its compute model already uses its cores): factor 1."""
+    limit = host_item_rate(core_s_per_item(workload, arch), cores, accelerators)
+    r = np.asarray(rate, dtype=float)
+    with np.errstate(over="ignore", divide="ignore"):  # a host that feeds nothing: an infinite factor
+        factor = np.where((limit < r) & (r > 0), r / limit, 1.0)
+    return np.where(np.asarray(accelerator_kind, dtype=object) == "cpu", 1.0, factor)
+
+
+def _host_fed(workload: Any, est: Estimate, arch: Any, host: HostSpec, acc: Any) -> Estimate:
+    """``est`` slowed to what the offer's host CPU feeds (``host_fed_factor``), the figures the planner prices."""
+    training = getattr(workload, "task", "inference") in ("training", "fine-tuning")
+    rate = float(est.throughput.get("training_samples_per_s" if training else "requests_per_s")
+                 or est.throughput.get("samples_per_s") or 0.0)
+    factor = float(host_fed_factor(workload, arch, rate, host.cpu_cores if host.cpu_cores is not None else np.nan,
+                                   est.config.count, getattr(acc, "kind", "gpu")))
+    if factor <= 1.0:
+        return est
+    throughput = {k: (v / factor if isinstance(v, (int, float)) and k.endswith("_per_s") else v)
+                  for k, v in est.throughput.items()}
+    tts = est.time_to_train_s * factor if est.time_to_train_s is not None else None
+    def fmt(x: float) -> str:
+        return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+    note = (f"host CPU: the instance's {host.cpu_cores:,.0f} cores feed {fmt(rate / factor)} items/s of the "
+            f"{fmt(rate)} the accelerators take ({factor:.2f}x slower)")
+    return replace(est, throughput=throughput, time_to_train_s=tts, notes=(*est.notes, note),
+                   breakdown={**est.breakdown, "host_fed_factor": factor})
+
+
 def with_server(workload: Any, est: Estimate, arch: Any, catalog: Any, host: HostSpec | None = None) -> Estimate:
     """``est`` with ``server`` filled in, sized on ``host`` (the offer's instances) when given; when a
-    host resource binds, it becomes the bottleneck."""
+    host resource binds, it becomes the bottleneck. On a given host whose CPU cannot prepare the items as fast
+    as the accelerators take them, the throughput (time to train) is what the host feeds (``host_fed_factor``)."""
     if est.server is not None:
         return est
+    if host is not None:
+        est = _host_fed(workload, est, arch, host, catalog.accelerator(est.config.accelerator))
     if getattr(workload, "task", "inference") in ("training", "fine-tuning"):
         demand = _training_demand(workload, est, arch)
     elif getattr(workload, "inference", None) is not None:
@@ -102,5 +160,7 @@ def with_server(workload: Any, est: Estimate, arch: Any, catalog: Any, host: Hos
     acc = catalog.accelerator(est.config.accelerator)
     server = size_server(demand, est, acc, demand.accelerators, host=host)
     bottleneck = est.bottleneck if server.bottleneck in (None, "accelerator") else str(server.bottleneck)
+    if float(est.breakdown.get("host_fed_factor") or 1.0) > 1.0:  # sized at the rate it feeds, where it binds
+        bottleneck = "host_cpu"
     breakdown = {**est.breakdown, "server_reasons": list(server.reasons)}
     return replace(est, server=server, bottleneck=bottleneck, breakdown=breakdown)

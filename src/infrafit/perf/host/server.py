@@ -33,6 +33,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from infrafit.errors import CatalogError, InputError
 from infrafit.perf.types import Server
 from infrafit.units import GB, fmt_bytes
@@ -136,6 +138,21 @@ def _rate_of(demand: HostDemand, estimate_like: Any) -> float:
         if isinstance(tp, dict) and tp.get(key):
             return float(tp[key])
     return 0.0
+
+
+def host_item_rate(core_s_per_item: float, cores: Any, accelerators: Any,
+                   prof: dict[str, float] | None = None) -> np.ndarray:
+    """The most items/s a host's ``cores`` feed to ``accelerators`` chips: the cores left after the runtime's
+    (``runtime_cores_per_accelerator`` each) over the host work per item (``core_s_per_item``: JPEG or audio
+    decode, tokenisation). Infinite where an item costs the host nothing or the core count is unknown (NaN),
+    zero where the runtime alone takes every core. Vectorised over ``cores`` and ``accelerators``."""
+    prof = load_server_profile() if prof is None else prof
+    cores_a = np.asarray(cores, dtype=float)
+    free = np.maximum(cores_a - np.asarray(accelerators, dtype=float) * _p(prof, "runtime_cores_per_accelerator"), 0.0)
+    if core_s_per_item <= 0.0:
+        return np.full(np.broadcast(cores_a, np.asarray(accelerators)).shape, np.inf)
+    with np.errstate(over="ignore"):  # a fuzzed core count of 1e300 feeds an infinite rate
+        return np.where(np.isfinite(cores_a), free / core_s_per_item, np.inf)
 
 
 def needs(demand: HostDemand, rate: float, accelerator: Any, count: int, prof: dict[str, float]) -> dict:
