@@ -148,3 +148,31 @@ def test_the_model_saying_todays_fleet_is_too_small_today_is_a_stated_risk(catal
         assert bool(lines[name]) == (first > 1.0)  # stated exactly when month 1 needs more than today's fleet
     assert lines["small"] and not lines["big"]
     assert "requests/s per replica" in lines["small"][0] and "--risk p50" in lines["small"][0]
+
+
+def test_a_fleet_the_team_says_meets_the_slos_is_sized_from_today(catalog):
+    """`current.meets_slos: true`: the team serves today's load on today's fleet, so "stay" runs today's replicas in
+    month 1 (the model asked 40 requests/s of one A100 to need several) and adds replicas only as the load grows;
+    its why says so and the "model vs today" risk is gone. The switch plans are measured against that bill."""
+    small = {"accelerator": "a100-80gb", "count": 1, "provider": "AWS", "monthly_usd": 3000}
+    load = CHAT["inference"] | {"traffic": {"requests_per_s": 40, "input_tokens": 1000, "output_tokens": 250}}
+    model = _stay(_plan(catalog, small, inference=load))
+    told = _stay(_plan(catalog, small | {"meets_slos": True}, inference=load))
+    assert model["cost"]["monthly"][0]["compute_usd"] > small["monthly_usd"]
+    assert told["cost"]["monthly"][0]["compute_usd"] == pytest.approx(small["monthly_usd"])
+    assert told["cost"]["tco_usd"] < model["cost"]["tco_usd"]
+    line = next(w for w in told["why"] if w.startswith("sized from today's fleet (current.meets_slos)"))
+    assert "month 1 runs today's 1 replica(s) of 1" in line
+    assert not any(r.startswith("model vs today") for r in told["risks"])
+    grown = _stay(_plan(catalog, small | {"meets_slos": True}, inference=load, growth={"traffic_per_month": 0.1}))
+    monthly = [m["compute_usd"] for m in grown["cost"]["monthly"]]
+    assert monthly[0] == pytest.approx(small["monthly_usd"]) and monthly[-1] > monthly[0]  # grows with the load
+
+
+def test_stay_replicas_scale_the_models_months_to_todays_fleet():
+    from infrafit.search.current import stay_replicas
+
+    model = np.array([5.0, 5.0, 6.0, 10.0])
+    assert list(stay_replicas(model, 2, False)) == [5, 5, 6, 10]
+    assert list(stay_replicas(model, 2, True)) == [2, 2, 3, 4]
+    assert list(stay_replicas(np.array([1.0, 3.0]), 2, True)) == [2, 3]  # the model asks no more than today: as is

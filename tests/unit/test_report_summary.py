@@ -90,6 +90,20 @@ def test_explain_prints_one_option_in_full(capsys):
     assert "To fix" in capsys.readouterr().err
 
 
+def test_explain_reaches_the_stay_option_ranked_after_top(capsys):
+    """"stay as is" ranks after the --top options when it costs more (the switch example's #4 at --top 3): the
+    table shows it, so --explain 4 prints it (it was refused before planning as past --top); a rank the plan
+    lacks is refused with the ranks it has."""
+    from infrafit.cli import main
+
+    spec = str(EXAMPLES / "switch-from-gpu-contract.yaml")
+    assert main(["plan", spec, "--top", "3", "--explain", "4"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("#4 8x nvidia_a100_80gb_sxm") and "stay as is: today's 16 x nvidia_a100_80gb_sxm" in out
+    assert main(["plan", spec, "--top", "3", "--explain", "9"]) == 2
+    assert "ranked 1, 2, 3, 4" in capsys.readouterr().err
+
+
 def test_shell_completion_is_on():
     from typer.testing import CliRunner
 

@@ -58,6 +58,8 @@ TODAY = {"accelerator": "h100", "count": 8, "provider": "AWS", "mode": "cloud_on
 CURRENT = copy.deepcopy(CHAT) | {"current": TODAY}
 EVOLVING = copy.deepcopy(CHAT) | {"workflow": {"maturity": "evolving"}, "deployment": {"allowed": ["on_prem"]}}
 CURRENT_USERS = copy.deepcopy(USERS) | {"current": TODAY | {"region": "us-east-1"}}
+CURRENT_SMALL = copy.deepcopy(CHAT) | {"current": {"accelerator": "l40s", "count": 1, "provider": "AWS",
+                                                   "monthly_usd": 1500}}
 
 #: field -> (base, {dotted path: new value}, "plan" | "refused")
 EFFECTS: dict[str, tuple[dict, dict, str]] = {
@@ -163,6 +165,8 @@ EFFECTS: dict[str, tuple[dict, dict, str]] = {
     "current.region": (CURRENT_USERS, {"current.region": "tokyo"}, "plan"),
     "current.framework": (CURRENT, {"current.framework": "tensorflow"}, "plan"),
     "current.contract_months_left": (CURRENT, {"current.contract_months_left": 6}, "plan"),
+    # one L40S: the model sizes it below today's load at the band's p90; the team says it serves it
+    "current.meets_slos": (CURRENT_SMALL, {"current.meets_slos": True}, "plan"),
 }
 #: the base a ``plan_vs*`` entry is compared with, instead of its plain base
 VS = {

@@ -40,11 +40,10 @@ def register(app: typer.Typer) -> None:
                                                  "p90).")] = None,
     ) -> None:
         """Search, rank and explain infrastructure options for SPEC."""
-        if explain is not None and (explain < 1 or explain > top):
+        if explain is not None and explain < 1:  # a rank past --top may exist: "stay as is" ranks after the top N
             from infrafit.errors import InputError
 
-            raise InputError(f"--explain {explain} is not among the {top} options asked for",
-                             fix=f"give a rank from 1 to {top} (or raise --top)")
+            raise InputError(f"--explain {explain} is not a rank", fix=f"give a rank from 1 to {top} (or raise --top)")
         run_plan(spec, objective=objective, top=top, json_out=json_out, report=report, diverse=not show_all,
                  verified_only=verified_only, max_price_age_days=max_price_age_days, sets=tuple(sets or ()),
                  export=export, explain=explain, risk=risk)

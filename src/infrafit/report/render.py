@@ -206,8 +206,9 @@ def render_explain(plan: Plan, rank: int, console: Any) -> None:
 
     o = next((x for x in plan.options if x.rank == rank), None)
     if o is None:
-        raise InputError(f"--explain {rank}: the plan has {len(plan.options)} option(s)",
-                         fix=f"give a rank from 1 to {len(plan.options)}")
+        ranks = sorted(x.rank for x in plan.options)
+        raise InputError(f"--explain {rank}: the plan has {len(plan.options)} option(s), ranked "
+                         f"{', '.join(map(str, ranks))}", fix="give one of those ranks, or raise --top")
     server = dict(o.server)
     console.print(_bold(f"#{o.rank}", f" {o.count}x {o.accelerator} {o.precision} {o.stack} · "
                         f"{_MODE_SHORT.get(o.deployment, o.deployment)} · {o.provider} · {o.region}"),

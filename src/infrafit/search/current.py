@@ -73,7 +73,8 @@ def _bill(part, i: int, workload, catalog) -> tuple[np.ndarray, np.ndarray]:
     cur = workload.current
     chips = int(part.ev.rows[i]["count"])
     today_replicas = max(cur.count // chips, 1)
-    replicas = np.maximum(part.cost.demand.fixed_replicas[:, i], today_replicas)
+    replicas = np.maximum(stay_replicas(part.cost.demand.fixed_replicas[:, i], today_replicas, cur.meets_slos),
+                          today_replicas)
     bill = float(cur.monthly_usd) * replicas / today_replicas
     from infrafit.search.parts import ops_work
 
@@ -85,6 +86,18 @@ def _bill(part, i: int, workload, catalog) -> tuple[np.ndarray, np.ndarray]:
     instances = replicas * float(part.offers["instances_per_replica"].iloc[i])
     labour = (float(fixed_h[0]) + float(per_h[0]) * instances) * float(workload.ops.engineer_usd_per_hour)
     return bill, labour
+
+
+def stay_replicas(model: np.ndarray, today: int, meets_slos: bool) -> np.ndarray:
+    """(M,) replicas staying holds each month: the model's (``model``: the planner's sizing of today's chips), or,
+    when the team states that today's fleet meets the SLOs (``current.meets_slos``) and the model asks more in
+    month 1, the model's months scaled so that month 1 is today's fleet: the load is served today, so only its
+    growth adds replicas (rounded up). Never fewer than today's (a team does not hand back capacity by planning)."""
+    model = np.asarray(model, dtype=float)
+    first = float(model[0]) if model.size else 0.0
+    if meets_slos and first > today:
+        model = np.ceil(model * today / first - 1e-9)
+    return np.maximum(model, today)
 
 
 def stay(workload, arch, catalog, objective: str, today: date, build_part) -> Stay:
@@ -106,18 +119,32 @@ def stay(workload, arch, catalog, objective: str, today: date, build_part) -> St
         return Stay(None, flat, {"what": "stay as is", "reason": compat[family].reason(framework, ())})
     task = "serve" if workload.inference is not None else "train"
     part = build_part(workload, arch, catalog, offers, compat, task, objective)
-    ok = [] if part.cost is None else [
-        i for i in range(len(part)) if np.isfinite(part.cost.tco_usd[i]) and int(part.ev.rows[i]["count"]) <= cur.count
-        and cur.count % int(part.ev.rows[i]["count"]) == 0]
+    ok = _fleet_rows(part, cur.count)
+    if not ok and cur.meets_slos and task == "serve" and workload.inference.slo.risk == "p90":
+        # the team says today's fleet meets the SLOs: check it at the prediction, not the band's p90
+        at_p50 = workload.model_copy(update={"inference": workload.inference.model_copy(update={
+            "slo": workload.inference.slo.model_copy(update={"risk": "p50"})})})
+        part = build_part(at_p50, arch, catalog, offers, compat, task, objective)
+        ok = _fleet_rows(part, cur.count)
     if not ok:
         lines = "; ".join(x for v in part.failures.values() for x in v) or "no configuration fits the fleet"
+        told = (" (current.meets_slos says it does; the model disagrees even at its prediction: import a load test "
+                "of today's fleet, `infrafit bench import`, and calibrate)") if cur.meets_slos else ""
         return Stay(None, flat, {"what": "stay as is", "reason": f"today's {cur.count} x {cur.accelerator} cannot "
-                                 f"carry the workload within its SLOs: {lines}"})
+                                 f"carry the workload within its SLOs{told}: {lines}"})
     costs = {i: _bill(part, i, workload, catalog) for i in ok}
     best = min(ok, key=lambda i: float(costs[i][0].sum() + costs[i][1].sum()))
     bill, labour = costs[best]
     option = option_json(part, best, _context(workload, catalog, {task: part}, compat, today))
     return Stay(_stay_option(option, part, best, bill, labour, workload), bill + labour)
+
+
+def _fleet_rows(part, count: int) -> list[int]:
+    """Candidates that run on today's fleet: priced, and a whole number of replicas of today's chips."""
+    if part.cost is None:
+        return []
+    return [i for i in range(len(part)) if np.isfinite(part.cost.tco_usd[i])
+            and int(part.ev.rows[i]["count"]) <= count and count % int(part.ev.rows[i]["count"]) == 0]
 
 
 def _stay_option(o: dict, part, i: int, bill: np.ndarray, labour: np.ndarray, workload) -> dict:
@@ -146,13 +173,29 @@ def _stay_option(o: dict, part, i: int, bill: np.ndarray, labour: np.ndarray, wo
                        f"{fmt_usd(float(bill.max()))}/month)" if grown else "; carries the load within the SLOs")]
     why += [w for w in o["why"] if not w.startswith("cost drivers")]
     risks = [r for r in o["risks"] if not r.startswith(("commitment", "price ", "single vendor"))]
-    risks += [x for x in [_undersized_today(part, i, workload)] if x]
+    if cur.meets_slos:
+        why += [x for x in [_sized_from_today(part, i, workload, bill)] if x]
+    else:
+        risks += [x for x in [_undersized_today(part, i, workload)] if x]
     metric = float(part.ev.metric[i])
     out = {**o, "deployment": cur.mode, "provider": cur.provider or "current platform", "cost": cost,
            "front_point": {"tco_usd": tco, "metric_value": metric},
            "why": why, "risks": risks, "switch": {"kind": "stay", "monthly_usd": [float(x) for x in bill + labour]}}
     out["efficiency"] = efficiency(part, workload, cost)
     return out
+
+
+def _sized_from_today(part, i: int, workload, bill: np.ndarray) -> str | None:
+    """Why line of a stay option sized from today's fleet (``current.meets_slos``) where the model asks more."""
+    cur = workload.current
+    chips = int(part.ev.rows[i]["count"])
+    today = max(cur.count // chips, 1)
+    first = int(np.ceil(float(part.cost.demand.fixed_replicas[0, i])))
+    if first <= today:
+        return None
+    peak = int(round(float(bill.max()) / float(cur.monthly_usd) * today))
+    return (f"sized from today's fleet (current.meets_slos): month 1 runs today's {today} replica(s) of {chips}, where "
+            f"the model asks {first}; later months add replicas only as the load grows (peak {peak})")
 
 
 def _undersized_today(part, i: int, workload) -> str | None:

@@ -412,6 +412,9 @@ class Current(Section):
     framework: Literal["pytorch", "tensorflow", "jax", "onnx", "sklearn", "xgboost"] | None = None
     #: Months still committed on today's platform (a reservation or contract): paid whether you switch or not.
     contract_months_left: Annotated[int, Field(ge=0, le=120)] = 0
+    #: Today's fleet serves today's load within the SLOs (a fact the team knows): "stay" is then sized from it,
+    #: today's replicas in month 1 and more only as the load grows (``search.current``), not from the model.
+    meets_slos: bool = False
 
 
 _HardwareName = Annotated[str, Field(min_length=1, max_length=100)]
