@@ -12,22 +12,14 @@ from infrafit.catalog import load_catalog
 from infrafit.perf.llm.capacity import linked_groups, llm_layouts
 from infrafit.search.explain import family_fail_line
 from infrafit.search.planner import plan
-from infrafit.workload.spec import parse_spec
+from infrafit.workload.spec import workload_from_data
 
-BATCH_MOE = """
-name: moe-batch
-task: inference
-model: deepseek-ai/DeepSeek-V3.2
-inference:
-  mode: batch
-  traffic:
-    requests_per_s: 20
-    input_tokens: {mean: 3000, p99: 8000}
-    output_tokens: {mean: 800, p99: 2000}
-deployment: {allowed: [cloud]}
-hardware: {accelerators: [intel_xeon_spr_4core, nvidia_t4]}
-horizon_months: 6
-"""
+BATCH_MOE = {"name": "moe-batch", "task": "inference", "model": "deepseek-ai/DeepSeek-V3.2",
+             "inference": {"mode": "batch", "traffic": {
+                 "requests_per_s": 20, "input_tokens": {"mean": 3000, "p99": 8000},
+                 "output_tokens": {"mean": 800, "p99": 2000}}},
+             "deployment": {"allowed": ["cloud"]}, "hardware": {"accelerators": ["intel_xeon_spr_4core", "nvidia_t4"]},
+             "horizon_months": 6}
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +41,7 @@ def test_an_expert_group_without_a_known_link_is_not_generated(cat):
 
 
 def test_the_cpu_family_is_refused_for_what_stops_it_not_an_uncomputed_capacity(cat):
-    w = parse_spec(BATCH_MOE, catalog=cat)
+    w = workload_from_data(BATCH_MOE, catalog=cat)
     reason = next(e.reason for e in plan(w, cat, top=3).excluded if e.what == "Intel Xeon CPU")
     assert "nan" not in reason
     assert reason.startswith("does not fit:") and "intel_xeon_spr_4core" in reason

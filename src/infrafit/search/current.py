@@ -185,12 +185,16 @@ def _stay_option(o: dict, part, i: int, bill: np.ndarray, labour: np.ndarray, wo
     return out
 
 
+def _month_one(part, i: int, workload) -> tuple[int, int, int]:
+    """(chips per replica, replicas today, replicas the model asks in month 1) of stay candidate ``i``."""
+    chips = int(part.ev.rows[i]["count"])
+    return chips, max(workload.current.count // chips, 1), int(np.ceil(float(part.cost.demand.fixed_replicas[0, i])))
+
+
 def _sized_from_today(part, i: int, workload, bill: np.ndarray) -> str | None:
     """Why line of a stay option sized from today's fleet (``current.meets_slos``) where the model asks more."""
     cur = workload.current
-    chips = int(part.ev.rows[i]["count"])
-    today = max(cur.count // chips, 1)
-    first = int(np.ceil(float(part.cost.demand.fixed_replicas[0, i])))
+    chips, today, first = _month_one(part, i, workload)
     if first <= today:
         return None
     peak = int(round(float(bill.max()) / float(cur.monthly_usd) * today))
@@ -204,9 +208,7 @@ def _undersized_today(part, i: int, workload) -> str | None:
     now or the model is pessimistic for this platform (often a chip outside the fit, whose band is wide at
     ``risk: p90``). None when today's fleet carries month 1."""
     cur = workload.current
-    chips = int(part.ev.rows[i]["count"])
-    today = max(cur.count // chips, 1)
-    first = int(np.ceil(float(part.cost.demand.fixed_replicas[0, i])))
+    chips, today, first = _month_one(part, i, workload)
     if first <= today:
         return None
     rate = float(part.ev.capacity[i])
