@@ -9,7 +9,7 @@ import math
 import pytest
 
 from infrafit.catalog import load_catalog
-from infrafit.perf.llm.capacity import linked_groups, llm_layouts
+from infrafit.perf.llm.capacity import linked_groups, llm_layouts, pipeline_degrees
 from infrafit.search.explain import family_fail_line
 from infrafit.search.planner import plan
 from infrafit.workload.spec import workload_from_data
@@ -51,3 +51,16 @@ def test_a_batch_family_that_serves_nothing_says_so_in_words():
     assert family_fail_line("serve", "capacity", math.nan, 0.0, "8x a, int4") == (
         "serves no load: no rate could be computed at every configuration that fits (best: 8x a, int4)")
     assert family_fail_line("serve", "capacity", 0.0, 0.0, "8x a, int4").startswith("serves no load: 0 requests/s")
+
+
+def test_pipeline_stages_are_not_generated_over_an_unknown_link(cat):
+    """Llama-3.1-405B at int4 on 16 CPU slices was laid out as TP8 x PP2 over two VMs with no stated network:
+    every figure NaN, and the Xeon line read "TTFT p99 ∞ > 3.00 s SLO"."""
+    cpu, gpu = cat.accelerators["intel_xeon_spr_4core"], cat.accelerators["nvidia_h100_sxm"]
+    assert pipeline_degrees(cpu, 16, [1, 2, 4, 8], 126) == []
+    assert pipeline_degrees(gpu, 16, [1, 2, 4, 8], 126) == [(8, 2)]  # over the stated scale-out network
+
+
+def test_a_figure_nothing_computed_is_said_in_words_not_infinity():
+    line = family_fail_line("serve", "ttft_p99_s", math.nan, 3.0, "16x a, int4")
+    assert line == "TTFT p99 could not be computed for any configuration that fits (best: 16x a, int4)"

@@ -229,6 +229,8 @@ def family_fail_line(kind: str, name: str, value: float, limit: float, where: st
         return f"serves no load: {rate} at every configuration that fits (best: {where})"
     label = SLO_LABEL.get(name, name)
     word = "deadline" if name.startswith("time_to_train") else "SLO"
+    if math.isnan(value):  # nothing computed it (no layout of the family had a figure): say so, not "∞"
+        return f"{label} could not be computed for any configuration that fits (best: {where})"
     if checked is not None:
         return (f"{label} {fmt_value(name, value)} predicted, {fmt_value(name, checked)} at the p90 of its band > "
                 f"{fmt_value(name, limit)} {word} (best: {where})")

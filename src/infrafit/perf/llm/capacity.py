@@ -143,8 +143,9 @@ def pipeline_degrees(acc: Any, n: int, degrees: Sequence[int], num_layers: int) 
     more than the layers). This is the layout serving stacks document for a dense model beyond one node
     (vLLM: tensor parallel inside a node, pipeline parallel across nodes): the stages exchange only one
     activation per token, where a TP group across nodes would all-reduce twice per layer over the
-    network. Inside one domain pipelining only adds hops (``engine.decode_step``), so it is not tried."""
-    if n <= tp_domain(acc) or not degrees:
+    network. Inside one domain pipelining only adds hops (``engine.decode_step``), so it is not tried; nor over
+    chips with no link the catalog knows (CPU slices of separate VMs: NaN figures, ``Accelerator.peer_link``)."""
+    if n <= tp_domain(acc) or not degrees or acc.peer_link(n) is None:  # stages need a link the catalog knows
         return []
     tp = max(degrees)
     pp = n // tp
