@@ -22,9 +22,11 @@ ROOT = Path(__file__).resolve().parents[2]
 PREREQUISITES = {
     "diff base.json more.json": "infrafit plan examples/chatbot-asia.yaml --set inference.traffic.requests_per_s=6 "
                                 "--json > more.json",
-    "bench import tests/fixtures": "infrafit plan examples/chatbot-asia.yaml --json > base.json",
-    "validate --from-store": "infrafit plan examples/chatbot-asia.yaml --json > base.json && infrafit bench import "
-                             "tests/fixtures/loadtests/vllm_bench_serve.json --option-from base.json",
+    "bench import tests/fixtures": "infrafit plan examples/chatbot-asia.yaml --set model=llama3.1-8b --json > "
+                                   "chat8b.json",
+    "validate --from-store": "infrafit plan examples/chatbot-asia.yaml --set model=llama3.1-8b --json > chat8b.json "
+                             "&& infrafit bench import tests/fixtures/loadtests/vllm_bench_serve.json "
+                             "--option-from chat8b.json",
     "catalog diff builtin my-prices": "infrafit catalog refresh --format skypilot --from "
                                       "tests/fixtures/refresh/skypilot --out my-prices",
 }

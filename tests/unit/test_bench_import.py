@@ -78,3 +78,42 @@ def test_bad_imports_exit_2(tmp_path, capsys, plan_json):
     assert main(["bench", "import", str(FILES["aiperf"]), "--format", "locust", "--db", str(tmp_path / "r.db")]) == 2
     err = capsys.readouterr().err
     assert err.count("To fix") >= 3
+
+
+def test_the_option_is_re_estimated_at_the_lengths_the_test_sent_and_p50_and_e2e_are_compared(tmp_path, plan_json):
+    """vLLM bench sent 800-token prompts and 200-token outputs; the option is predicted for those, not the spec's
+    traffic, and p50 TTFT/TPOT and the end-to-end p99 are compared too (only the p99s were)."""
+    db = tmp_path / "r.db"
+    assert main(["bench", "import", str(FILES["vllm-bench"]), "--option-from", str(plan_json), "--db", str(db),
+                 "--json"]) == 0
+    rows = {(r["kind"], r["params"]["statistic"]): r for r in history(connect(db))}
+    for key in (("serving_ttft_s", "p50"), ("serving_tpot_s", "p50"), ("serving_ttft_s", "p99"),
+                ("serving_tpot_s", "p99"), ("serving_e2e_s", "p99")):
+        assert rows[key]["predicted"] is not None and rows[key]["error"] is not None, key
+    at = rows[("serving_ttft_s", "p99")]["prediction"]["at_measured_load"]
+    assert "800 prompt, 200 output tokens a request" in at["at"]
+    traffic = at["replay"]["workload"]["inference"]["traffic"]
+    assert traffic["input_tokens"] == {"mean": 800.0, "p99": 800.0}
+    assert traffic["output_tokens"] == {"mean": 200.0, "p99": 200.0}
+    # a p50 is below its p99, end to end is ~ TTFT + 199 x TPOT at those lengths
+    assert rows[("serving_ttft_s", "p50")]["predicted"] <= rows[("serving_ttft_s", "p99")]["predicted"]
+    assert rows[("serving_e2e_s", "p99")]["predicted"] > 150 * rows[("serving_tpot_s", "p50")]["predicted"]
+
+
+def test_a_load_test_of_another_model_is_refused_before_anything_is_stored(tmp_path, capsys):
+    """The vLLM bench file served Llama-3.1-8B-Instruct; importing it against a 70B plan compared the wrong
+    model. It is refused with the fix, and nothing is stored."""
+    spec = tmp_path / "chat70.yaml"
+    spec.write_text(json.dumps({"name": "chat70", "task": "inference", "model": "llama3.1-70b", "inference": {
+        "traffic": {"requests_per_s": 2, "input_tokens": 800, "output_tokens": 200},
+        "slo": {"ttft_p99_s": 2.0, "tpot_p99_s": 0.06}}, "hardware": {"accelerators": ["h100"]}}))
+    plan70 = tmp_path / "plan70.json"
+    result = CliRunner().invoke(app, ["plan", str(spec), "--json", "--top", "1"])
+    assert result.exit_code == 0, result.output
+    plan70.write_text(result.stdout)
+    db = tmp_path / "r.db"
+    assert main(["bench", "import", str(FILES["aiperf"]), "--option-from", str(plan70), "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "served meta-llama/Llama-3.1-8B-Instruct (llama3.1-8b); option #1 of the plan serves llama3.1-70b" in err
+    assert "To fix" in err
+    assert history(connect(db)) == []

@@ -55,6 +55,9 @@ def test_the_plan_prices_the_rate_the_host_feeds_and_says_so():
     factor = best.performance["breakdown"]["host_fed_factor"]
     assert factor == pytest.approx(11_855 / 9_915, rel=0.02)
     assert best.performance["time_to_train_s"] == pytest.approx(72.0 * 60 * factor, rel=0.02)
+    # the accelerators wait for the host: their utilisation falls with the rate
+    assert best.performance["throughput"]["mfu_fraction"] == pytest.approx(
+        best.performance["breakdown"]["peak_fraction"] / factor, rel=0.01)
     line = next(w for w in best.why if w.startswith("host CPU: the instance's 16 cores feed 9,915 items/s"))
     assert "NVIDIA DALI" in line
 

@@ -48,6 +48,7 @@ class ServingResult:
     output_tokens_mean: float | None = None
     completed: int | None = None
     label: str = ""
+    model: str = ""  # the model the endpoint served, as the tool names it ("" when the file does not say)
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -97,7 +98,7 @@ def vllm_bench(data: dict) -> list[ServingResult]:
         _num(data.get("output_throughput")), _num(data.get("max_concurrency")),
         None if rate in (None, "inf", float("inf")) else _num(rate),
         per_request("total_input_tokens"), per_request("total_output_tokens"),
-        int(done) if done is not None else None, str(data.get("model_id") or ""))]
+        int(done) if done is not None else None, str(data.get("model_id") or ""), str(data.get("model_id") or ""))]
 
 
 def _dist(metrics: dict, name: str, factor: float = 1.0) -> dict[str, float | None]:
@@ -135,10 +136,11 @@ def aiperf(data: dict) -> list[ServingResult]:
     def avg(name: str) -> float | None:
         return _num((records.get(name) or {}).get("avg"))
 
+    names = ((data.get("input_config") or {}).get("endpoint") or {}).get("model_names") or [""]
     return [ServingResult("aiperf", metric("time_to_first_token"), metric("inter_token_latency"),
                           metric("request_latency"), avg("request_throughput"), avg("output_token_throughput"),
                           avg("concurrency"), None, avg("input_sequence_length"), avg("output_sequence_length"),
-                          None, "aiperf")]
+                          None, "aiperf", str(names[0] or ""))]
 
 
 READERS = {"vllm-bench": vllm_bench, "guidellm": guidellm, "aiperf": aiperf}

@@ -53,9 +53,29 @@ def option_prediction(found: dict) -> dict[str, Any]:
             "at": "the plan's operating point"}
 
 
+def at_test_lengths(workload, result: ServingResult):
+    """``workload`` with the prompt and output lengths the test sent (its per-request means, as fixed lengths),
+    where the file states them: a test of 800-token prompts is compared with the option serving 800-token prompts,
+    not the spec's traffic (a chat spec's 6,000-token p99 prompt made the predicted TTFT p99 2.8x a measured
+    one that never sent such a prompt)."""
+    traffic = workload.inference.traffic if workload.inference is not None else None
+    if traffic is None:
+        return workload
+    update = {name: {"mean": float(v), "p99": float(v)} for name, v in
+              (("input_tokens", result.input_tokens_mean), ("output_tokens", result.output_tokens_mean)) if v}
+    if not update:
+        return workload
+    from infrafit.workload.spec import workload_from_data
+
+    data = workload.resolved()
+    data["inference"]["traffic"] = {**data["inference"]["traffic"], **update}
+    return workload_from_data(data)
+
+
 def predict_at(option: dict, workload, catalog, result: ServingResult) -> dict[str, Any]:
-    """The option re-estimated at the load the test measured (its achieved requests/s): the figures to
-    compare, since latency depends on load (``commands.estimate.estimate_workload``)."""
+    """The option re-estimated at the load the test measured (its achieved requests/s) and with the lengths it
+    sent (``at_test_lengths``): the figures to compare, since latency depends on both
+    (``commands.estimate.estimate_workload``)."""
     from infrafit.commands.estimate import estimate_workload
 
     lay = (option.get("performance") or {}).get("parallelism") or {}
@@ -63,13 +83,38 @@ def predict_at(option: dict, workload, catalog, result: ServingResult) -> dict[s
         "offer": option.get("offer_id"), "count": option.get("count"), "precision": option.get("precision"),
         "stack": option.get("stack"), "tp": lay.get("tp"), "pp": int(lay.get("pp", 1)),
         "ep": int(lay.get("ep", 1)), "requests_per_s": result.requests_per_s}
-    est = estimate_workload(workload, catalog, **args).to_json()
+    tested = at_test_lengths(workload, result)
+    est = estimate_workload(tested, catalog, **args).to_json()
     lat = est.get("latency") or {}
-    replay = {"workload": workload.resolved(), "estimate": args,
+    replay = {"workload": tested.resolved(), "estimate": args,
               "resolved": {k: est.get(k) for k in ("accelerator", "precision", "stack")}}
-    return {**option_prediction(option), "ttft_p99_s": (lat.get("ttft_s") or {}).get("p99"),
-            "tpot_p99_s": (lat.get("tpot_s") or {}).get("p99"), "requests_per_s": None,
-            "at": f"the measured load, {result.requests_per_s:.4g} requests/s", "replay": replay}
+    figures = {f"{key}_{q}_s": (lat.get(f"{key}_s") or {}).get(q) for key in ("ttft", "tpot", "e2e")
+               for q in ("p50", "p99")}
+    lengths = "" if tested is workload else (f" and lengths ({result.input_tokens_mean:,.0f} prompt, "
+                                              f"{result.output_tokens_mean or 0:,.0f} output tokens a request)")
+    return {**option_prediction(option), **figures, "requests_per_s": None,
+            "at": f"the measured load, {result.requests_per_s:.4g} requests/s{lengths}", "replay": replay}
+
+
+def check_model(result: ServingResult, workload, rank: int) -> None:
+    """Refuse a load test of another model than the option's: the file names the model it served (vLLM bench's
+    ``model_id``, aiperf's endpoint ``model_names``); when that name resolves in the model library to another
+    architecture than the plan's, the comparison would measure the wrong model. A name the library does not
+    know (a private fine-tune) is not checked."""
+    from infrafit.errors import InfrafitError
+    from infrafit.workload.models import resolve_model
+
+    if not result.model:
+        return
+    try:
+        tested = resolve_model(result.model).id
+    except InfrafitError:
+        return
+    planned = workload.model_arch().id
+    if tested != planned:
+        raise InputError(f"the load test served {result.model} ({tested}); option #{rank} of the plan serves "
+                         f"{planned}", fix="import it against a plan of the model it tested (--option-from, --rank), "
+                                           "or load-test the planned model")
 
 
 def measurements(result: ServingResult, predicted: dict[str, Any] | None,
@@ -83,9 +128,9 @@ def measurements(result: ServingResult, predicted: dict[str, Any] | None,
               **({"option": planned} if planned else {})}
     rows: list[tuple[str, float | None, str, float | None, str]] = []
     for q in ("p50", "p90", "p99"):
-        rows.append(("serving_ttft_s", result.ttft_s.get(q), q, p.get("ttft_p99_s") if q == "p99" else None, "s"))
-        rows.append(("serving_tpot_s", result.tpot_s.get(q), q, p.get("tpot_p99_s") if q == "p99" else None, "s"))
-    rows.append(("serving_e2e_s", result.e2e_s.get("p99"), "p99", None, "s"))
+        rows.append(("serving_ttft_s", result.ttft_s.get(q), q, p.get(f"ttft_{q}_s"), "s"))
+        rows.append(("serving_tpot_s", result.tpot_s.get(q), q, p.get(f"tpot_{q}_s"), "s"))
+    rows.append(("serving_e2e_s", result.e2e_s.get("p99"), "p99", p.get("e2e_p99_s"), "s"))
     rows.append(("serving_requests_per_s", result.requests_per_s, "mean", p.get("requests_per_s"), "requests_per_s"))
     rows.append(("serving_output_tokens_per_s", result.output_tokens_per_s, "mean", None, "tokens_per_s"))
     slim = {k: v for k, v in p.items() if k != "replay"}  # the replay context only where a prediction is compared
@@ -124,6 +169,8 @@ def import_file(conn, path: Path, fmt: str | None, plan_path: Path | None, rank:
     if option is not None and isinstance(plan, dict):
         workload, catalog = _workload(plan, spec)
     planned = option_prediction(option) if option is not None else None
+    for r in results if workload is not None else ():  # before anything is stored
+        check_model(r, workload, rank)
     run_id = start_run(conn, {"source": "bench import", "file": str(path), "tool": results[0].tool,
                               **({"option": planned} if planned else {})}, f"bench import {path.name}")
     stored = []

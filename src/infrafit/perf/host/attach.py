@@ -131,7 +131,9 @@ def _host_fed(workload: Any, est: Estimate, arch: Any, host: HostSpec, acc: Any)
                                    est.config.count, getattr(acc, "kind", "gpu")))
     if factor <= 1.0:
         return est
-    throughput = {k: (v / factor if isinstance(v, (int, float)) and k.endswith("_per_s") else v)
+    # rates, and the accelerators' utilisation with them (they wait for the host a (factor - 1) / factor share)
+    slowed = ("mfu_fraction", "model_flops_per_s_per_accelerator", "peak_fraction")
+    throughput = {k: (v / factor if isinstance(v, (int, float)) and (k.endswith("_per_s") or k in slowed) else v)
                   for k, v in est.throughput.items()}
     tts = est.time_to_train_s * factor if est.time_to_train_s is not None else None
     def fmt(x: float) -> str:
