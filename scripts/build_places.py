@@ -121,7 +121,14 @@ def aliases(cities, place_ids: dict[int, str], taken: set[str]) -> list[dict]:
 
 def main(folder: str) -> int:
     cities = json.loads((Path(folder) / "cities15000.json").read_text(encoding="utf-8")).values()
-    keep = [c for c in cities if c["population"] >= MIN_POPULATION or _also(c)]
+    # every country's most populous city too, so that any country can be placed (Iceland's Reykjavik, 118k,
+    # is under MIN_POPULATION: Prime Intellect's IS offers had no location and no network time)
+    top: dict[str, dict] = {}
+    for c in cities:
+        if c["population"] > top.get(c["countrycode"], {"population": -1})["population"]:
+            top[c["countrycode"]] = c
+    capitals = {c["geonameid"] for c in top.values()}
+    keep = [c for c in cities if c["population"] >= MIN_POPULATION or _also(c) or c["geonameid"] in capitals]
     # the pinned towns first, so they get the plain slug; then the most populous
     keep.sort(key=lambda c: (not _also(c), -c["population"]))
     seen: set[str] = set()

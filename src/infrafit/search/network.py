@@ -69,7 +69,8 @@ def _text(value: Any) -> str:
 
 def added_seconds(offers: pd.DataFrame, workload: Any) -> np.ndarray:
     """(offers,) seconds the network adds to a request at the p99 users: the worst place with at least
-    ``P99_PLACE_SHARE`` of the requests; 0 for offers that cannot be located."""
+    ``P99_PLACE_SHARE`` of the requests; NaN for offers that cannot be located (their latency at the users is
+    unknown: ``planner.build_part`` excludes them, where they once counted as no network at all)."""
     users = user_points(workload)
     heavy = [u for u in users if u[1] >= P99_PLACE_SHARE] or users
     k = round_trips_per_request(workload)
@@ -80,8 +81,8 @@ def added_seconds(offers: pd.DataFrame, workload: Any) -> np.ndarray:
         key = (_text(city), _text(region), _text(country))
         if key not in cache:
             at = _where(*key)
-            cache[key] = 0.0 if at is None or not heavy else \
-                max(round_trip(u[2], (at[0], at[1])).rtt_s for u in heavy) * k
+            cache[key] = (np.nan if heavy else 0.0) if at is None else \
+                max((round_trip(u[2], (at[0], at[1])).rtt_s for u in heavy), default=0.0) * k
         out[i] = cache[key]
     return out
 

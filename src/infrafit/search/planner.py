@@ -129,6 +129,9 @@ def build_part(workload, arch, catalog, offers, compat, task: str, objective: st
         group = offers.iloc[idx].reset_index(drop=True)
         failures_b: dict[str, list[str]] = {}
         by_bin.append(failures_b)
+        if np.isnan(net_s):
+            _unlocated_failure(group, failures_b)
+            continue
         budget = workload if net_s == 0 else _server_budget(workload, net_s)
         if budget is None:
             _network_failure(workload, group, net_s, failures_b)
@@ -254,7 +257,23 @@ def _network_groups(workload, offers, task: str) -> list[tuple[float, np.ndarray
     if task != "serve" or not network.applies(workload) or offers.empty:
         return [(0.0, np.arange(len(offers)))]
     binned = network.bins(network.added_seconds(offers, workload))
-    return [(float(b), np.flatnonzero(binned == b)) for b in np.unique(binned)]
+    groups = [(float(b), np.flatnonzero(binned == b)) for b in np.unique(binned[np.isfinite(binned)])]
+    unlocated = np.flatnonzero(np.isnan(binned))
+    return groups + ([(float("nan"), unlocated)] if unlocated.size else [])
+
+
+def _unlocated_failure(offers, failures: dict[str, list[str]]) -> None:
+    """Offers whose place is unknown (an on-prem purchase with no site country): their latency at the users
+    cannot be checked, so they are not planned as if the network took no time."""
+    for fam, rows in offers.groupby("family"):
+        on_prem = bool((rows["mode"] == "on_prem").all())
+        fix = ("set placement.countries (where the servers would be), or serve at measured_at: server" if on_prem
+               else "ask the provider where the region is, or set inference.slo.measured_at: server")
+        where = "on-prem offer(s) with no site" if on_prem else \
+            f"offers in regions with no known place ({', '.join(sorted(set(map(str, rows['region']))))})"
+        failures.setdefault(str(fam), []).append(
+            f"location unknown: {len(rows)} {where}, so the latency at the users (placement.users_in) cannot be "
+            f"checked. To fix: {fix}")
 
 
 def _server_budget(workload, net_s: float):
