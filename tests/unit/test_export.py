@@ -330,3 +330,98 @@ def test_serve_sh_serves_the_checkpoint_the_spec_names(tmp_path, model, precisio
     text = render_option(option, load_spec(spec), load_catalog())["serve.sh"]
     assert served in text.replace("\\\n", "")
     assert (needs is None and "MODEL" not in text) or (needs is not None and needs in text)
+
+
+SPECULATIVE_70B = {"name": "spec-70b", "task": "inference", "model": "llama3.3-70b",
+                   "inference": {"mode": "realtime", "traffic": {"requests_per_s": 2, "input_tokens": 1000,
+                                                                  "output_tokens": 500},
+                                 "slo": {"ttft_p99_s": 1.5, "tpot_p99_s": 0.02},
+                                 "speculative": {"method": "draft_model", "draft_model": "llama3.2-1b",
+                                                 "tokens": 4, "acceptance_rate": 0.7}},
+                   "hardware": {"accelerators": ["h100"]}, "horizon_months": 12}
+
+
+def _spec_scripts(tmp_path, method: str) -> dict[str, str]:
+    """serve.sh of the speculative 70B spec's #1 under each stack, with ``method``; each parses as bash."""
+    from dataclasses import replace
+
+    from infrafit.catalog import load_catalog
+    from infrafit.export import render_option
+    from infrafit.search.planner import plan
+    from infrafit.workload.spec import workload_from_data
+
+    cat = load_catalog()
+    data = json.loads(json.dumps(SPECULATIVE_70B))
+    data["inference"]["speculative"]["method"] = method
+    if method != "draft_model":
+        del data["inference"]["speculative"]["draft_model"]
+    w = workload_from_data(data, catalog=cat)
+    option = plan(w, cat, top=1).options[0]
+    out = {}
+    for stack in ("vllm", "sglang", "tensorrt-llm"):
+        text = render_option(replace(option, stack=stack), w, cat)["serve.sh"]
+        path = tmp_path / f"{method}-{stack}.sh"
+        path.write_text(text)
+        assert subprocess.run(["bash", "-n", str(path)]).returncode == 0
+        out[stack] = text
+    return out
+
+
+def _run_stub(tmp_path, script: str, binary: str, env: dict[str, str]) -> list[str]:
+    """Run ``script`` with ``binary`` a stub that prints each argument on its own line."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    stub = bin_dir / binary
+    stub.write_text('#!/usr/bin/env bash\nprintf "%s\\n" "$@"\n')
+    stub.chmod(0o755)
+    path = tmp_path / "run.sh"
+    path.write_text(script)
+    run = subprocess.run(["bash", str(path)], env={"PATH": f"{bin_dir}:/usr/bin:/bin", **env}, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.splitlines()
+
+
+def test_the_planned_speculative_decoding_is_turned_on_in_every_stacks_command(tmp_path):
+    """The plan priced a 1B draft for a 70B at TPOT 20 ms; serve.sh served the 70B without it, so a load test
+    measured another system. vLLM gets --speculative-config, SGLang its --speculative-* flags, TensorRT-LLM a
+    speculative_config in its extra options file."""
+    texts = _spec_scripts(tmp_path, "draft_model")
+    args = _run_stub(tmp_path, texts["vllm"], "vllm", {"MODEL": "/ckpt"})
+    config = json.loads(args[args.index("--speculative-config") + 1])
+    assert config == {"method": "draft_model", "num_speculative_tokens": 4,
+                      "model": "meta-llama/Llama-3.2-1B-Instruct"}
+    assert ("--speculative-algorithm STANDALONE --speculative-draft-model-path meta-llama/Llama-3.2-1B-Instruct "
+            "--speculative-num-steps 4 --speculative-eagle-topk 1 --speculative-num-draft-tokens 5") in texts["sglang"]
+    _run_stub(tmp_path, texts["tensorrt-llm"], "trtllm-serve", {"MODEL": "/ckpt"})
+    options = yaml.safe_load((tmp_path / "extra-llm-api-options.yaml").read_text())
+    assert options == {"speculative_config": {"decoding_type": "DraftTarget", "max_draft_len": 4,
+                                              "speculative_model_dir": "meta-llama/Llama-3.2-1B-Instruct"}}
+    assert "--extra_llm_api_options extra-llm-api-options.yaml" in texts["tensorrt-llm"]
+
+
+def test_an_eagle_head_is_asked_for_and_mtp_and_ngram_need_no_draft(tmp_path):
+    eagle = _spec_scripts(tmp_path, "eagle")
+    run = subprocess.run(["bash", "-c", eagle["vllm"]], env={"PATH": "/usr/bin:/bin", "MODEL": "/ckpt"},
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode != 0 and "set DRAFT_MODEL to an EAGLE head" in run.stderr
+    args = _run_stub(tmp_path, eagle["vllm"], "vllm", {"MODEL": "/ckpt", "DRAFT_MODEL": "org/eagle3-head"})
+    assert json.loads(args[args.index("--speculative-config") + 1])["model"] == "org/eagle3-head"
+    mtp = _spec_scripts(tmp_path, "mtp")
+    args = _run_stub(tmp_path, mtp["vllm"], "vllm", {"MODEL": "/ckpt"})
+    assert json.loads(args[args.index("--speculative-config") + 1]) == {"method": "mtp", "num_speculative_tokens": 4}
+    assert "num_nextn_predict_layers: 4" in mtp["tensorrt-llm"]
+    ngram = _spec_scripts(tmp_path, "ngram")
+    assert "--speculative-algorithm NGRAM --speculative-num-draft-tokens 5" in ngram["sglang"]
+
+
+def test_a_library_alias_that_is_its_own_checkpoint_is_served_as_that_checkpoint():
+    """llama3.3-70b resolves to the Llama 3.1 70B architecture; it was served (and its FP8 checkpoint asked for)
+    as meta-llama/Llama-3.1-70B, the 3.1 base weights."""
+    from infrafit.export import served_model_ids
+    from infrafit.workload.spec import workload_from_data
+
+    w = workload_from_data(SPECULATIVE_70B)
+    assert served_model_ids(w, w.model_arch()) == ("meta-llama/Llama-3.3-70B-Instruct",) * 2
+    w8 = workload_from_data({**SPECULATIVE_70B, "model": "llama3.1-70b"})
+    assert served_model_ids(w8, w8.model_arch()) == ("meta-llama/Llama-3.1-70B",) * 2

@@ -47,6 +47,9 @@ def served_model_ids(workload: Any, arch: Any) -> tuple[str, str]:
     base (``checkpoint_needed``)."""
     base = str(arch.hf_id or arch.id)
     preset = getattr(getattr(workload, "model", None), "preset", None)
+    own = runtime("checkpoint").get(str(preset or "").lower())
+    if own:  # a library alias that is its own published checkpoint (llama3.3-70b: not the 3.1 base weights)
+        return own, own
     return (str(preset) if preset and "/" in str(preset) else base), base
 
 
@@ -68,7 +71,8 @@ def checkpoint_needed(precision: str, native: str, stack: str, model: str) -> st
 @lru_cache(maxsize=4)
 def runtime(kind: str) -> dict[str, str]:
     """``data_runtime.csv`` rows of one kind: ``device_resource`` (accelerator vendor -> its Kubernetes
-    device-plugin resource) or ``image`` (serving stack -> its public container image)."""
+    device-plugin resource), ``image`` (serving stack -> its public container image) or ``checkpoint`` (a model
+    library alias that names its own published checkpoint -> its Hugging Face id)."""
     with (Path(__file__).parent / "data_runtime.csv").open(newline="", encoding="utf-8") as fh:
         return {r["key"]: r["value"] for r in csv.DictReader(fh) if r["kind"] == kind}
 
@@ -96,6 +100,54 @@ def _env():  # noqa: ANN202 - jinja2 Environment
 
     return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
                               keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
+
+
+#: Per speculative method, vLLM's ``--speculative-config`` method, SGLang's ``--speculative-algorithm`` and
+#: TensorRT-LLM's ``speculative_config.decoding_type`` (vLLM docs, features/speculative_decoding: draft_model,
+#: eagle, mtp, ngram; SGLang server arguments; TensorRT-LLM speculative-decoding guide: DraftTarget, Eagle, MTP,
+#: NGram).
+SPECULATION = {"draft_model": ("draft_model", "STANDALONE", "DraftTarget"), "eagle": ("eagle", "EAGLE", "Eagle"),
+               "mtp": ("mtp", "EAGLE", "MTP"), "ngram": ("ngram", "NGRAM", "NGram")}
+
+
+def speculation_context(workload: Any, stack: str) -> dict[str, Any] | None:
+    """How the option's command turns on the speculative decoding the plan priced (``inference.speculative``):
+    ``lines`` (shell lines before the command: the draft to load, vLLM's config), ``vllm``, ``sglang`` (flags) and
+    ``trt`` (``speculative_config`` YAML lines), and ``note``. An EAGLE head is model-specific and not in the
+    library, so the script asks for it (``DRAFT_MODEL``). None without speculation."""
+    spec = getattr(getattr(workload, "inference", None), "speculative", None)
+    if spec is None:
+        return None
+    from infrafit.workload.models import resolve_model
+
+    k = int(spec.tokens)
+    vllm_method, sglang_algo, trt_type = SPECULATION[spec.method]
+    draft = None
+    lines = []
+    if spec.method == "draft_model":
+        d = resolve_model(spec.draft_model)
+        draft = str(d.hf_id or d.id)
+    elif spec.method == "eagle":
+        lines.append('DRAFT_MODEL="${DRAFT_MODEL:?set DRAFT_MODEL to an EAGLE head trained for this model}"')
+        draft = "${DRAFT_MODEL}"
+    config: dict[str, Any] = {"method": vllm_method, "num_speculative_tokens": k}
+    if draft:
+        config["model"] = draft
+    if spec.method == "ngram":
+        config["prompt_lookup_max"] = 4
+
+    sglang = f"--speculative-algorithm {sglang_algo}" + (f" --speculative-draft-model-path {draft}" if draft else "")
+    sglang += (f" --speculative-num-draft-tokens {k + 1}" if spec.method == "ngram"
+               else f" --speculative-num-steps {k} --speculative-eagle-topk 1 --speculative-num-draft-tokens {k + 1}")
+    trt = ["speculative_config:", f"  decoding_type: {trt_type}"]
+    trt += ([f"  num_nextn_predict_layers: {k}"] if spec.method == "mtp" else [f"  max_draft_len: {k}"])
+    trt += [f"  speculative_model_dir: {draft}"] if draft else []
+    shown = "the EAGLE head in DRAFT_MODEL" if spec.method == "eagle" else draft
+    note = (f"speculative decoding: {spec.method}, {k} drafted tokens a step at an assumed acceptance of "
+            f"{spec.acceptance_rate:g}" + (f", draft {shown}" if draft else ""))
+    return {"lines": lines, "vllm_config": "SPEC_CONFIG=" + json.dumps(json.dumps(config)),
+            "vllm": ' --speculative-config "$SPEC_CONFIG"', "sglang": sglang, "trt": trt,
+            "note": note, "stack_supported": stack in ("vllm", "default", "sglang", "tensorrt-llm")}
 
 
 def option_context(o: Option, workload: Any, catalog: Any) -> dict[str, Any]:
@@ -138,6 +190,7 @@ def option_context(o: Option, workload: Any, catalog: Any) -> dict[str, Any]:
         "name": f"{workload.name}-option-{o.rank}".lower().replace("_", "-")[:63].strip("-"),
         "isl": isl, "osl": osl, "rate": round(rate, 3), "goodput": goodput,
         "prompts": max(int(rate * 300), 50),
+        "spec": speculation_context(workload, o.stack) if kind == "llm" else None,
     }
 
 
