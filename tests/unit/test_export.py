@@ -425,3 +425,44 @@ def test_a_library_alias_that_is_its_own_checkpoint_is_served_as_that_checkpoint
     assert served_model_ids(w, w.model_arch()) == ("meta-llama/Llama-3.3-70B-Instruct",) * 2
     w8 = workload_from_data({**SPECULATIVE_70B, "model": "llama3.1-70b"})
     assert served_model_ids(w8, w8.model_arch()) == ("meta-llama/Llama-3.1-70B",) * 2
+
+
+def test_a_tpu_option_is_launched_by_its_slice_type(tmp_path):
+    """SkyPilot asks for a TPU by its slice type, one slice (`tpu-v6e-1:1`); TPU options had no SkyPilot name and
+    were left out of the launch file."""
+    import jsonschema
+
+    from infrafit.catalog import load_catalog
+    from infrafit.export import render_option, skypilot_tpu_slices
+    from infrafit.search.planner import plan
+    from infrafit.workload.spec import workload_from_data
+
+    cat = load_catalog()
+    tpus = {a.id for a in cat.accelerators.values() if a.kind == "tpu" and (cat.offers["accelerator_id"] == a.id).any()}
+    assert tpus <= set(skypilot_tpu_slices())  # every TPU the catalog sells has its slice name
+    w = workload_from_data({"name": "gemma-tpu", "task": "inference", "model": "google/gemma-2-9b-it",
+                            "framework": "jax", "hardware": {"vendors": ["Google"]}, "inference": {
+                                "traffic": {"requests_per_s": 15, "input_tokens": 800, "output_tokens": 250},
+                                "slo": {"ttft_p99_s": 1.0, "tpot_p99_s": 0.05}}}, catalog=cat)
+    option = plan(w, cat, top=1).options[0]
+    task = yaml.safe_load(render_option(option, w, cat)["skypilot.yaml"])
+    resource = task["resources"]["ordered"][0]
+    assert option.accelerator == "google_tpu_v6e" and option.count == 1
+    assert resource["accelerators"] == "tpu-v6e-1:1" and resource["cloud"] == "gcp" and task["num_nodes"] == 1
+    schema = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "skypilot_task_schema.json").read_text())
+    jsonschema.validate(task, schema)
+
+
+def test_a_tpu_slice_over_several_hosts_is_not_written_and_says_why(tmp_path):
+    """jax-pretraining's TPU option is a 256-chip v5p slice over 64 hosts: a pod, which SkyPilot launches as one
+    slice type running on every host; the export does not write it and says so."""
+    from infrafit.export import skypilot_accelerators
+    from infrafit.search.types import Option
+
+    out, _ = _export(tmp_path, "jax-pretraining.yaml")
+    index = json.loads((out / "index.json").read_text())
+    tpu = [o for o in index["options"] if o["accelerator"].startswith("google_tpu")]
+    assert tpu and all(not o["skypilot"] and "a TPU slice over several hosts" in o["why_not_skypilot"] for o in tpu)
+    one = Option(1, "google_tpu_v5p", 4, "bf16", "vllm", "cloud_on_demand", "GCP", "us-central1",
+                 server={"instances_per_replica": 1})
+    assert skypilot_accelerators(one) == "tpu-v5p-8:1"  # 4 chips are 8 TensorCores in v5p's name

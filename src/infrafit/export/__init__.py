@@ -194,13 +194,33 @@ def option_context(o: Option, workload: Any, catalog: Any) -> dict[str, Any]:
     }
 
 
+@lru_cache(maxsize=1)
+def skypilot_tpu_slices() -> dict[str, tuple[str, int]]:
+    """TPU accelerator id -> (SkyPilot's slice-type prefix, units a chip counts for in its suffix): ``tpu-v6e-8``
+    is 8 chips, ``tpu-v5p-8`` 4 chips (TensorCores)."""
+    with (Path(__file__).parent / "data_skypilot_tpu.csv").open(newline="", encoding="utf-8") as fh:
+        return {r["accelerator_id"]: (r["skypilot_prefix"], int(r["units_per_chip"])) for r in csv.DictReader(fh)}
+
+
+def skypilot_accelerators(o: Option) -> str | None:
+    """SkyPilot's ``accelerators`` for one node of option ``o``: ``NAME:count`` for a GPU, the slice type and one
+    slice for a single-host TPU (``tpu-v6e-1:1``); None where SkyPilot has no name, or for a TPU replica over
+    several hosts (a pod slice, which runs on every host of the pod: not written here)."""
+    nodes = int(o.server.get("instances_per_replica") or 1)
+    per = max(o.count // nodes, 1)
+    tpu = skypilot_tpu_slices().get(o.accelerator)
+    if tpu is not None:
+        return f"{tpu[0]}-{per * tpu[1]}:1" if nodes == 1 else None
+    name = skypilot_names().get(o.accelerator)
+    return f"{name}:{per}" if name else None
+
+
 def _skypilot_resource(o: Option, catalog: Any) -> dict[str, Any] | None:
     cloud = skypilot_regions().get((o.provider, o.region))
-    name = skypilot_names().get(o.accelerator)
-    if o.deployment not in LAUNCHABLE or not cloud or not name:
+    accelerators = skypilot_accelerators(o)
+    if o.deployment not in LAUNCHABLE or not cloud or not accelerators:
         return None
-    per = max(o.count // int(o.server.get("instances_per_replica") or 1), 1)
-    return {"cloud": cloud, "region": o.region, "accelerators": f"{name}:{per}",
+    return {"cloud": cloud, "region": o.region, "accelerators": accelerators,
             "use_spot": o.deployment == "cloud_spot"}
 
 
@@ -239,7 +259,9 @@ def render_export(plan: Plan, workload: Any, catalog: Any, top: int) -> dict[str
             "replicas_at_peak": ctx["replicas"], "parallelism": ctx["par"], "concurrency": ctx["concurrency"],
             "requests_per_s_per_replica": ctx["rate"], "skypilot": res is not None,
             "why_not_skypilot": None if res is not None else
-            ("not a cloud rental" if o.deployment not in LAUNCHABLE else "its region is not a provider region "
+            ("not a cloud rental" if o.deployment not in LAUNCHABLE else
+             "a TPU slice over several hosts (a pod slice, launched as one pod), which this export does not write"
+             if o.accelerator in skypilot_tpu_slices() and ctx["nodes"] > 1 else "its region is not a provider region "
              "SkyPilot launches in (cloud_regions.csv), or the accelerator has no SkyPilot name")})
     if ordered:
         env = _env()
