@@ -75,3 +75,16 @@ inference: {traffic: {requests_per_s: 50, input_tokens: 2000, output_tokens: 200
 def test_a_host_whose_runtime_takes_every_core_feeds_nothing():
     w = parse_spec(RESNET)
     assert np.isinf(host_fed_factor(w, resolve_model("resnet50"), 100.0, 2, 1))
+
+
+def test_a_training_row_the_host_pushes_past_the_deadline_is_dropped_and_said():
+    """ResNet-50 on one H100 of a p5.4xlarge: 72 min at the GPU's rate (91 min at the band's p90) meets a 1.7 h
+    deadline, the 86 min the host feeds (109 min at p90) does not. The row is dropped, with the host as the reason
+    (a spot row's own deadline check no longer overwrites it)."""
+    cat = load_catalog()
+    spec = RESNET.replace("training: {epochs: 40,", "training: {epochs: 40, deadline_days: 1.7h,")
+    result = plan(parse_spec(spec, catalog=cat), cat, top=3)
+    assert not any(o.server.get("host_id") == "aws_p5_4xlarge" for o in result.options)
+    hopper = next(e.reason for e in result.excluded if e.what == "NVIDIA Hopper")
+    assert hopper.startswith("host CPU: aws_p5_4xlarge's 16 vCPUs feed the input pipeline 1.2x slower")
+    assert "To fix: decode on the accelerators" in hopper

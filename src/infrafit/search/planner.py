@@ -156,7 +156,7 @@ def build_part(workload, arch, catalog, offers, compat, task: str, objective: st
     arrays, cost = price_part(workload, catalog, rows, ev, task, weeks, change_weeks=porting)
     blocked = host_blocked
     if task == "train" and workload.training.deadline_s:
-        blocked = _spot_deadline(workload, rows, ev, arrays, fam_of, failures)
+        blocked = blocked | _spot_deadline(workload, rows, ev, arrays, fam_of, failures)
     if "owned_instances" in rows:
         blocked |= _beyond_owned(rows, cost, fam_of, failures)
     blocked |= _purchase_limits(rows, cost, arrays, fam_of, failures)
@@ -199,7 +199,10 @@ def _host_fed(workload, arch, catalog, rows, ev: Evaluated, task: str, fam_of, f
             failures.setdefault(fam, []).append(
                 f"host CPU: {rows['host_id'].iloc[i]}'s {cores[i]:,.0f} vCPUs feed the input pipeline "
                 f"{factor[i]:.1f}x slower than {int(count[i])}x {ev.rows[i]['accelerator']} train; "
-                f"{fmt_duration(float(at_risk[i]))} > {fmt_duration(float(lim))} deadline")
+                f"{fmt_duration(float(at_risk[i]))} > {fmt_duration(float(lim))} deadline. To fix: decode on the "
+                "accelerators (NVIDIA DALI), list a host with more vCPUs per accelerator, or set training.global_batch "
+                "for more chips (the count search stops at the smallest that meets the deadline at the "
+                "accelerators' rate)")
     else:
         ev = Evaluated(ev.rows, ev.fits, ev.capacity / factor, ev.time_to_train_s, ev.metric, ev.memory_bytes,
                        ev.memory_capacity_bytes, ev.slo, ev.terms, ev.p50)
