@@ -95,7 +95,7 @@ def evaluate(workload: Workload, task: str, pairs: Sequence[tuple[Accelerator, i
         stages = int(lay["pp"]) if lay.get("pp") else None
         return evaluate_llm(arch, pairs, precs, stacks_for, inf.traffic, inf.slo, targets=targets, tps=tps,
                             point=point, pp=stages, ep=int(lay.get("ep", 1)),
-                            speculative=inf.speculative), {}
+                            speculative=inf.speculative, offline=inf.mode == "batch"), {}
     slo, realtime = serving_slo_s(workload)
     return evaluate_nonllm(arch, pairs, precs, slo, realtime, nonllm_work_shape(workload, arch), targets=targets,
                            framework=workload.framework, point=point, risk=inf.slo.risk), {}

@@ -47,6 +47,11 @@ if TYPE_CHECKING:
 #: 70B on 2 H100s ran at 64 in flight, 4.7 requests/s, where ~80 meets the same SLOs at ~5.1).
 CONCURRENCY_GRID = np.array([1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128,
                              160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024], float)
+#: More columns for batch work (``inference.mode: batch``): a standing queue keeps the batch as full as the KV
+#: cache allows, and a chip that holds more than 1,024 sequences (DeepSeek-V3.2 at fp4 on 4x B200: 1,657) was
+#: capped at 1,024 by the grid, so its throughput, and with it the replicas priced, was the grid's, not the chip's.
+#: To 4,096, the largest batch validate searches for MLPerf Offline rows.
+OFFLINE_GRID_EXTRA = np.array([1280, 1536, 1792, 2048, 2560, 3072, 3584, 4096], float)
 #: Mean lengths when a spec states none (an LLM workload with only a request rate).
 DEFAULT_INPUT_TOKENS = 1000.0
 DEFAULT_OUTPUT_TOKENS = 200.0
@@ -243,7 +248,7 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
                  stacks_for: Callable[[Accelerator], list[str]], traffic: Traffic, slo: Slo, profiles: Any = None,
                  targets: tuple[float, ...] = (), *, tps: Sequence[int] | None = None,
                  point: OperatingPoint | None = None, pp: int | None = 1, ep: int = 1,
-                 speculative: Any = None) -> Evaluated:
+                 speculative: Any = None, offline: bool = False) -> Evaluated:
     """Continuous-batching capacity of every (accelerator, count) x precision x stack x layout, at its
     SLO-limited load and at ``targets`` (fractions of that rate), or at the caller's ``point``.
     ``pp`` None (the planner) searches pipeline stages for a dense model past one scale-up domain; a
@@ -264,6 +269,8 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
     setup, plans, _ = build_setup(rows, profiles)
     isl, osl, isl99, osl99 = lengths(traffic)
     grid_c = _grid_with(point.concurrency if point is not None else None)
+    if offline:  # batch work: as many in flight as the KV cache holds, past the serving grid's 1,024
+        grid_c = np.unique(np.append(grid_c, OFFLINE_GRID_EXTRA))
     grid = _grid_setup(setup)
     cached = cached_prompt_tokens(traffic)
     spec = speculation(speculative, shape)
@@ -282,6 +289,8 @@ def evaluate_llm(arch: ModelArch, pairs: Sequence[tuple[Accelerator, int]], prec
         limits = {"ttft_p99_s": (ttft99, slo.ttft_p99_s), "tpot_p99_s": (tpot99, slo.tpot_p99_s),
                   "e2e_p99_s": (ttft99 + (osl99 - 1.0) * tpot99, slo.e2e_p99_s or slo.latency_p99_s)}
         ok = np.ones_like(ttft99, bool)
+        if offline:  # past the serving grid, only as many in flight as the KV cache holds (the rest would queue)
+            ok &= (conc <= CONCURRENCY_GRID[-1]) | (conc <= cmax[:, None])
         for name, (value, limit) in limits.items():
             if limit:
                 ok &= value * factors[name] <= limit
