@@ -79,12 +79,30 @@ def test_a_host_whose_runtime_takes_every_core_feeds_nothing():
 
 def test_a_training_row_the_host_pushes_past_the_deadline_is_dropped_and_said():
     """ResNet-50 on one H100 of a p5.4xlarge: 72 min at the GPU's rate (91 min at the band's p90) meets a 1.7 h
-    deadline, the 86 min the host feeds (109 min at p90) does not. The row is dropped, with the host as the reason
-    (a spot row's own deadline check no longer overwrites it)."""
+    deadline, the 86 min the host feeds (109 min at p90) does not. On p5.4xlarge offers alone every row is dropped
+    (a spot row's own deadline check no longer overwrites the block), with the host as the reason."""
+    from infrafit.search.compat import family_compat
+    from infrafit.search.offers import filter_offers
+    from infrafit.search.planner import build_part
+
+    cat = load_catalog()
+    w = parse_spec(RESNET.replace("training: {epochs: 40,", "training: {epochs: 40, deadline_days: 1.7h,"),
+                   catalog=cat)
+    kept = filter_offers(cat, w, ("cloud",), (), ()).kept
+    offers = kept[kept["host_id"] == "aws_p5_4xlarge"].reset_index(drop=True)
+    compat = family_compat(cat, w.framework, sorted(set(offers["family"])), (), False)
+    part = build_part(w, w.model_arch(), cat, offers, compat, "train")
+    assert len(part) and part.blocked.all()
+    hopper = " ".join(part.failures["NVIDIA Hopper"])
+    assert "host CPU: aws_p5_4xlarge's 16 vCPUs feed the input pipeline 1.2x slower" in hopper
+    assert "To fix: decode on the accelerators" in hopper
+
+
+def test_the_count_search_goes_on_to_a_host_that_feeds_the_chips_in_time():
+    """With the whole AWS catalog the same deadline is met: the count search no longer stops at counts only the
+    accelerators could finish in time (1x on a p5.4xlarge; 2x and 4x, which span p5.4xlarge instances no training
+    run joins), so 8x H100 on one 192-vCPU p5.48xlarge is found."""
     cat = load_catalog()
     spec = RESNET.replace("training: {epochs: 40,", "training: {epochs: 40, deadline_days: 1.7h,")
-    result = plan(parse_spec(spec, catalog=cat), cat, top=3)
-    assert not any(o.server.get("host_id") == "aws_p5_4xlarge" for o in result.options)
-    hopper = next(e.reason for e in result.excluded if e.what == "NVIDIA Hopper")
-    assert hopper.startswith("host CPU: aws_p5_4xlarge's 16 vCPUs feed the input pipeline 1.2x slower")
-    assert "To fix: decode on the accelerators" in hopper
+    best = plan(parse_spec(spec, catalog=cat), cat, top=3).options[0]
+    assert best.server["host_id"] == "aws_p5_48xlarge" and best.count == 8

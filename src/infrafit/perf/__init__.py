@@ -27,6 +27,7 @@ _EXPORTS = {
     "ValidateContext": "infrafit.perf.types",
     "HostSpec": "infrafit.perf.host.server", "HostDemand": "infrafit.perf.host.server",
     "size_server": "infrafit.perf.host.server", "host_fed_factor": "infrafit.perf.host.attach",
+    "host_item_rate": "infrafit.perf.host.server", "core_s_per_item": "infrafit.perf.host.attach",
     "default_stack": "infrafit.perf.llm.setup",
     "MAX_RATE": "infrafit.perf.operating",
     "MODEL_ERROR_PREFIX": "infrafit.perf.training.capacity", "DEADLINE_P90_KEY": "infrafit.perf.training.capacity",
@@ -99,6 +100,8 @@ __all__ = [
     "serving_kind",
     "shape_from_arch",
     "host_fed_factor",
+    "host_item_rate",
+    "core_s_per_item",
     "size_server",
     "using_profiles",
     "validate_csv",
@@ -113,8 +116,8 @@ if TYPE_CHECKING:
     from infrafit.perf.fit.llm import main as fit_llm_profiles
     from infrafit.perf.fit.nonllm import main as fit_nonllm_profiles
     from infrafit.perf.fit.training import main as fit_training_profiles
-    from infrafit.perf.host.attach import host_fed_factor
-    from infrafit.perf.host.server import HostDemand, HostSpec, size_server
+    from infrafit.perf.host.attach import core_s_per_item, host_fed_factor
+    from infrafit.perf.host.server import HostDemand, HostSpec, host_item_rate, size_server
     from infrafit.perf.llm.capacity import RISK_FACTOR_PREFIX
     from infrafit.perf.llm.engine import serve
     from infrafit.perf.llm.setup import ConfigRow, build_setup, default_stack, plan_precision

@@ -73,10 +73,13 @@ def evaluate(workload: Workload, task: str, pairs: Sequence[tuple[Accelerator, i
              precisions: tuple[str, ...] | None = None, tps: Sequence[int] | None = None,
              point: OperatingPoint | None = None, fixed: dict[str, int] | None = None,
              max_counts_per_acc: int | None = None,
-             instance_chips: dict[tuple[str, int], int] | None = None) -> tuple[Evaluated, dict[str, str]]:
+             instance_chips: dict[tuple[str, int], int] | None = None,
+             host_items_per_s: dict[tuple[str, int], float] | None = None) -> tuple[Evaluated, dict[str, str]]:
     """Every (accelerator, chips per replica) in ``pairs``, for ``task`` ``"serve"`` or ``"train"``.
     ``instance_chips`` (training) caps each pair's TP group at one instance's accelerators; serving
-    evaluates every TP degree and the planner keeps those that fit the instance it rents.
+    evaluates every TP degree and the planner keeps those that fit the instance it rents. ``host_items_per_s``
+    (training) is, per pair, the most samples/s the best host that builds it feeds (``host_fed_factor``), so the
+    count search does not stop at a count no host can feed in time.
 
     Returns the evaluated rows and, for training, why accelerators were pruned (with numbers)."""
     arch = workload.model_arch()
@@ -85,7 +88,8 @@ def evaluate(workload: Workload, task: str, pairs: Sequence[tuple[Accelerator, i
         extra = {} if max_counts_per_acc is None else {"max_counts_per_acc": max_counts_per_acc}
         tr = _training(workload)
         return evaluate_training(workload, arch, pairs, precs, tr.deadline_s, fixed=fixed,
-                                 instance_chips=instance_chips, risk=tr.risk, **extra)
+                                 instance_chips=instance_chips, risk=tr.risk, host_items_per_s=host_items_per_s,
+                                 **extra)
     inf = _inference(workload)
     kind = serving_kind(arch)
     precs = precisions or precisions_for(workload, kind)

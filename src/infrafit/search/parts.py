@@ -97,7 +97,36 @@ def evaluate_configs(workload, arch, catalog, offers: pd.DataFrame, task: str,
         per_instance[key] = min(per_instance.get(key, reach), reach)
     stacks = _stacks_for(catalog, task, workload.deployment.portability_required)
     return evaluate(workload, task, pairs, stacks_for=stacks, targets=targets,
-                    instance_chips=per_instance if task == "train" else None)
+                    instance_chips=per_instance if task == "train" else None,
+                    host_items_per_s=_host_feeds(workload, arch, catalog, offers, built) if task == "train" else None)
+
+
+def _host_feeds(workload, arch, catalog, offers: pd.DataFrame, built) -> dict[tuple[str, int], float]:
+    """Per (accelerator, chips) the offers build, the most samples/s the roomiest host among them feeds
+    (``perf.host_fed_factor``'s rate: vCPUs x instances, less the runtime's, over the host work per sample); 0
+    for a count that spans instances of hosts with no declared fabric, which no training run joins
+    (``join_offers``), so the count search does not stop on it."""
+    from infrafit.perf import core_s_per_item, host_item_rate
+
+    per_item = core_s_per_item(workload, arch)
+    hosts = catalog.hosts
+    vcpus = pd.to_numeric(hosts.set_index("id")["vcpu_count"], errors="coerce")
+    # per (chip, chips per instance): the roomiest host alone, and the roomiest whose instances a run may span
+    alone: dict[tuple[str, int], float] = {}
+    spanned: dict[tuple[str, int], float] = {}
+    for acc_id, count, host in offers[["accelerator_id", "accelerator_count", "host_id"]].itertuples(index=False):
+        v = float(vcpus.get(host, np.nan))
+        v = v if np.isfinite(v) else np.inf
+        key = (str(acc_id), int(count))
+        alone[key] = max(alone.get(key, -1.0), v)
+        if declared_fabric(hosts, host):
+            spanned[key] = max(spanned.get(key, -1.0), v)
+    out: dict[tuple[str, int], float] = {}
+    for acc, c, k in built:
+        per = alone.get((acc.id, c), 0.0) if k == 1 else spanned.get((acc.id, c), 0.0)  # no fabric: no run
+        rate = float(host_item_rate(per_item, max(per, 0.0) * k, c * k)) if acc.kind != "cpu" else np.inf
+        out[(acc.id, c * k)] = max(out.get((acc.id, c * k), 0.0), rate)
+    return out
 
 
 def spanning_hosts(catalog) -> set[str]:

@@ -70,7 +70,8 @@ def evaluate_training(workload: Any, arch: Any, pairs: Sequence[tuple[Any, int]]
                       deadline_s: float | None, max_counts_per_acc: int = MAX_COUNTS_PER_ACCELERATOR,
                       fixed: dict[str, int] | None = None,
                       instance_chips: dict[tuple[str, int], int] | None = None,
-                      risk: str = "p50") -> tuple[Evaluated, dict[str, str]]:
+                      risk: str = "p50",
+                      host_items_per_s: dict[tuple[str, int], float] | None = None) -> tuple[Evaluated, dict[str, str]]:
     """Best layout of each (accelerator, count, precision); pruned by the ideal-time lower bound.
     ``fixed`` pins layout degrees (``estimate --tp/--pp/--ep``); ``instance_chips`` gives, per
     (accelerator id, count), the accelerators of one instance of the offers that build it: the TP
@@ -131,12 +132,16 @@ def evaluate_training(workload: Any, arch: Any, pairs: Sequence[tuple[Any, int]]
                     ran.append((ttt, p))
             if not ran:
                 continue
-            if not deadline_s or min(ran)[0] * factor <= deadline_s:
+            # the time the best host that builds this count feeds (a 16-vCPU instance decodes fewer JPEGs than one
+            # H100 takes): a count only its accelerators could finish in time does not end the search
+            fed = (host_items_per_s or {}).get((acc.id, n), float("inf"))
+            best = max(min(ran)[0], total / fed if fed > 0 else float("inf"))
+            if not deadline_s or best * factor <= deadline_s:
                 taken += 1  # a count that misses the deadline does not use up one of the counts tried
             # Larger counts of the same chip keep the precision that won at the smallest count (the
             # step's compute/memory balance per chip changes little with data parallelism).
             precs = [min(ran)[1]]
-            if deadline_s and min(ran)[0] * factor <= deadline_s / 2:
+            if deadline_s and best * factor <= deadline_s / 2:
                 break  # comfortably inside the deadline: more chips only cost more
     pruned.update({MODEL_ERROR_PREFIX + k: v for k, v in impossible.items()})
     if not out:
