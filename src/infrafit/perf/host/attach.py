@@ -100,11 +100,13 @@ def core_s_per_item(workload: Any, arch: Any, prof: dict[str, float] | None = No
     inf = getattr(workload, "inference", None)
     if getattr(workload, "task", "inference") in ("training", "fine-tuning") or inf is None:
         return per_item
-    tokens = 0.0
-    if kind in ("decoder", "encoder"):
-        given = inf.traffic.input_tokens
-        tokens = float(given.mean) if given is not None and given.mean else float(
-            getattr(arch, "reference_seq_len", None) or 0.0) if kind == "encoder" else 0.0
+    given = inf.traffic.input_tokens
+    if kind not in ("decoder", "encoder"):
+        tokens = 0.0
+    elif given is not None and given.mean:
+        tokens = float(given.mean)
+    else:  # an encoder's reference sequence when the spec states no length (an LLM spec always does)
+        tokens = float(getattr(arch, "reference_seq_len", None) or 0.0) if kind == "encoder" else 0.0
     return per_item + tokens * prof.get("cpu_core_s_per_token:tokenize", 0.0)
 
 
@@ -122,6 +124,10 @@ def host_fed_factor(workload: Any, arch: Any, rate: Any, cores: Any, accelerator
     return np.where(np.asarray(accelerator_kind, dtype=object) == "cpu", 1.0, factor)
 
 
+def _rate_text(items_per_s: float) -> str:
+    return f"{items_per_s:,.0f}" if items_per_s >= 100 else f"{items_per_s:.3g}"
+
+
 def _host_fed(workload: Any, est: Estimate, arch: Any, host: HostSpec, acc: Any) -> Estimate:
     """``est`` slowed to what the offer's host CPU feeds (``host_fed_factor``), the figures the planner prices."""
     training = getattr(workload, "task", "inference") in ("training", "fine-tuning")
@@ -136,11 +142,8 @@ def _host_fed(workload: Any, est: Estimate, arch: Any, host: HostSpec, acc: Any)
     throughput = {k: (v / factor if isinstance(v, (int, float)) and (k.endswith("_per_s") or k in slowed) else v)
                   for k, v in est.throughput.items()}
     tts = est.time_to_train_s * factor if est.time_to_train_s is not None else None
-    def fmt(x: float) -> str:
-        return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
-
-    note = (f"host CPU: the instance's {host.cpu_cores:,.0f} cores feed {fmt(rate / factor)} items/s of the "
-            f"{fmt(rate)} the accelerators take ({factor:.2f}x slower)")
+    note = (f"host CPU: the instance's {host.cpu_cores:,.0f} cores feed {_rate_text(rate / factor)} items/s of the "
+            f"{_rate_text(rate)} the accelerators take ({factor:.2f}x slower)")
     return replace(est, throughput=throughput, time_to_train_s=tts, notes=(*est.notes, note),
                    breakdown={**est.breakdown, "host_fed_factor": factor})
 
